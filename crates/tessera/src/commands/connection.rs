@@ -1,0 +1,646 @@
+//! Connection commands: PING, ECHO, QUIT, RESET, AUTH, SELECT, HELLO and
+//! the CLIENT container.
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use tessera_resp::encode::Protocol;
+
+use super::args::{eq_ic, int, lossy};
+use super::flags::*;
+use super::generic::{container, help_reply};
+use super::{acl, CmdError, CmdResult, CommandSpec, Ctx, NO_KEYS};
+use crate::server::client::ReplyMode;
+use crate::server::state::unix_ms;
+
+macro_rules! cmd {
+    ($name:literal, $arity:expr, $flags:expr, $since:literal, $sum:literal, $h:path) => {
+        cmd!($name, $arity, $flags, $since, $sum, $h, &[])
+    };
+    ($name:literal, $arity:expr, $flags:expr, $since:literal, $sum:literal, $h:path, $subs:expr) => {
+        CommandSpec {
+            name: $name,
+            arity: $arity,
+            flags: $flags,
+            acl: acl::CONNECTION,
+            keys: NO_KEYS,
+            group: "connection",
+            since: $since,
+            summary: $sum,
+            complexity: "O(1)",
+            handler: $h,
+            subcommands: $subs,
+        }
+    };
+}
+
+const CONN: u32 = NOSCRIPT | LOADING | STALE;
+
+pub static COMMANDS: &[CommandSpec] = &[
+    cmd!(
+        "ping",
+        -1,
+        FAST | SENTINEL,
+        "1.0.0",
+        "Returns the server's liveliness response.",
+        ping
+    ),
+    cmd!("echo", 2, FAST, "1.0.0", "Returns the given string.", echo),
+    cmd!(
+        "quit",
+        -1,
+        ALLOW_BUSY | CONN | FAST | NO_AUTH,
+        "1.0.0",
+        "Closes the connection.",
+        quit
+    ),
+    cmd!(
+        "reset",
+        1,
+        CONN | FAST | NO_AUTH | ALLOW_BUSY,
+        "6.2.0",
+        "Resets the connection.",
+        reset
+    ),
+    cmd!(
+        "auth",
+        -2,
+        CONN | FAST | NO_AUTH | SENTINEL | ALLOW_BUSY,
+        "1.0.0",
+        "Authenticates the connection.",
+        auth
+    ),
+    cmd!(
+        "select",
+        2,
+        LOADING | STALE | FAST,
+        "1.0.0",
+        "Changes the selected database.",
+        select
+    ),
+    cmd!(
+        "hello",
+        -1,
+        CONN | FAST | NO_AUTH | SENTINEL | ALLOW_BUSY,
+        "6.0.0",
+        "Handshakes with the server, choosing the protocol version.",
+        hello
+    ),
+    cmd!(
+        "client",
+        -2,
+        SENTINEL,
+        "2.4.0",
+        "A container for client connection commands.",
+        container,
+        CLIENT_SUBS
+    ),
+];
+
+const CL: u32 = NOSCRIPT | LOADING | STALE;
+
+static CLIENT_SUBS: &[CommandSpec] = &[
+    cmd!(
+        "id",
+        2,
+        CL,
+        "5.0.0",
+        "Returns the unique client ID of the connection.",
+        client_id
+    ),
+    cmd!(
+        "setname",
+        3,
+        CL,
+        "2.6.9",
+        "Sets the connection name.",
+        client_setname
+    ),
+    cmd!(
+        "getname",
+        2,
+        CL,
+        "2.6.9",
+        "Returns the name of the connection.",
+        client_getname
+    ),
+    cmd!(
+        "list",
+        -2,
+        ADMIN | CL,
+        "2.4.0",
+        "Lists open connections.",
+        client_list
+    ),
+    cmd!(
+        "info",
+        2,
+        CL,
+        "6.2.0",
+        "Returns information about the connection.",
+        client_info
+    ),
+    cmd!(
+        "kill",
+        -3,
+        ADMIN | CL,
+        "2.4.0",
+        "Terminates open connections.",
+        client_kill
+    ),
+    cmd!(
+        "pause",
+        -3,
+        ADMIN | CL,
+        "3.0.0",
+        "Suspends commands processing.",
+        client_pause
+    ),
+    cmd!(
+        "unpause",
+        2,
+        ADMIN | CL,
+        "6.2.0",
+        "Resumes processing commands from paused clients.",
+        client_unpause
+    ),
+    cmd!(
+        "reply",
+        3,
+        CL,
+        "3.2.0",
+        "Instructs the server whether to reply to commands.",
+        client_reply
+    ),
+    cmd!(
+        "no-evict",
+        3,
+        ADMIN | CL,
+        "7.0.0",
+        "Sets the client eviction mode of the connection.",
+        client_no_evict
+    ),
+    cmd!(
+        "no-touch",
+        3,
+        CL,
+        "7.2.0",
+        "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
+        client_no_touch
+    ),
+    cmd!(
+        "help",
+        2,
+        LOADING | STALE,
+        "5.0.0",
+        "Returns helpful text about the different subcommands.",
+        client_help
+    ),
+];
+
+fn ping(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    match args.len() {
+        1 => ctx.out.simple(b"PONG"),
+        2 => ctx.out.bulk(args[1]),
+        _ => return Err(CmdError::WrongArity("ping".into())),
+    }
+    Ok(())
+}
+
+fn echo(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    ctx.out.bulk(args[1]);
+    Ok(())
+}
+
+fn quit(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.out.ok();
+    ctx.client.close_after_reply = true;
+    Ok(())
+}
+
+fn reset(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let c = &mut *ctx.client;
+    c.db = 0;
+    c.info.db.store(0, Relaxed);
+    c.reply_mode = ReplyMode::On;
+    c.no_evict = false;
+    c.no_touch = false;
+    c.info.no_evict.store(false, Relaxed);
+    c.info.no_touch.store(false, Relaxed);
+    *c.info.name.lock() = None;
+    c.authenticated = ctx.srv.config.requirepass().is_none();
+    c.info.authenticated.store(c.authenticated, Relaxed);
+    ctx.out.protocol = Protocol::Resp2;
+    ctx.out.simple(b"RESET");
+    Ok(())
+}
+
+/// Checks a user/password pair against `requirepass` (the only user until
+/// ACLs arrive is `default`).
+fn check_password(ctx: &Ctx, user: &[u8], pass: &[u8]) -> bool {
+    if user != b"default" {
+        return false;
+    }
+    match ctx.srv.config.requirepass() {
+        Some(p) => p == pass,
+        None => true,
+    }
+}
+
+fn auth(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let (user, pass): (&[u8], &[u8]) = match args.len() {
+        2 => (b"default", args[1]),
+        3 => (args[1], args[2]),
+        _ => return Err(CmdError::Syntax),
+    };
+    if args.len() == 2 && ctx.srv.config.requirepass().is_none() {
+        return Err(CmdError::msg("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"));
+    }
+    if !check_password(ctx, user, pass) {
+        return Err(CmdError::msg(
+            "WRONGPASS invalid username-password pair or user is disabled.",
+        ));
+    }
+    ctx.client.authenticated = true;
+    ctx.client.info.authenticated.store(true, Relaxed);
+    ctx.out.ok();
+    Ok(())
+}
+
+fn select(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let n = int(args[1])?;
+    if n < 0 || n as u64 >= ctx.srv.keyspace.num_dbs() as u64 {
+        return Err(CmdError::DbIndexOutOfRange);
+    }
+    ctx.client.db = n as usize;
+    ctx.client.info.db.store(n as usize, Relaxed);
+    ctx.out.ok();
+    Ok(())
+}
+
+fn hello(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let mut proto = None;
+    let mut i = 1;
+    if args.len() >= 2 {
+        let v = int(args[1])
+            .map_err(|_| CmdError::msg("ERR Protocol version is not an integer or out of range"))?;
+        if !(2..=3).contains(&v) {
+            return Err(CmdError::msg("NOPROTO unsupported protocol version"));
+        }
+        proto = Some(v);
+        i = 2;
+    }
+    let mut credentials: Option<(&[u8], &[u8])> = None;
+    let mut name: Option<&[u8]> = None;
+    while i < args.len() {
+        let more = args.len() - 1 - i;
+        if eq_ic(args[i], "auth") && more >= 2 {
+            credentials = Some((args[i + 1], args[i + 2]));
+            i += 3;
+        } else if eq_ic(args[i], "setname") && more >= 1 {
+            name = Some(args[i + 1]);
+            i += 2;
+        } else {
+            return Err(CmdError::msg(format!(
+                "ERR Syntax error in HELLO option '{}'",
+                lossy(args[i])
+            )));
+        }
+    }
+    if let Some((u, p)) = credentials {
+        if !check_password(ctx, u, p) {
+            return Err(CmdError::msg(
+                "WRONGPASS invalid username-password pair or user is disabled.",
+            ));
+        }
+        ctx.client.authenticated = true;
+        ctx.client.info.authenticated.store(true, Relaxed);
+    }
+    if !ctx.client.authenticated {
+        return Err(CmdError::msg("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"));
+    }
+    if let Some(n) = name {
+        validate_name(n)?;
+        *ctx.client.info.name.lock() = if n.is_empty() { None } else { Some(n.to_vec()) };
+    }
+    if let Some(v) = proto {
+        ctx.out.protocol = if v == 3 {
+            Protocol::Resp3
+        } else {
+            Protocol::Resp2
+        };
+    }
+    let out = &mut *ctx.out;
+    out.map(7);
+    out.bulk(b"server");
+    out.bulk(b"redis");
+    out.bulk(b"version");
+    out.bulk(crate::REDIS_COMPAT_VERSION.as_bytes());
+    out.bulk(b"proto");
+    out.int(if out.resp3() { 3 } else { 2 });
+    out.bulk(b"id");
+    out.int(ctx.client.id as i64);
+    out.bulk(b"mode");
+    out.bulk(b"standalone");
+    out.bulk(b"role");
+    out.bulk(b"master");
+    out.bulk(b"modules");
+    out.array(0);
+    Ok(())
+}
+
+fn validate_name(n: &[u8]) -> CmdResult {
+    if n.iter().any(|&c| !(b'!'..=b'~').contains(&c)) {
+        return Err(CmdError::msg(
+            "ERR Client names cannot contain spaces, newlines or special characters.",
+        ));
+    }
+    Ok(())
+}
+
+fn client_id(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.out.int(ctx.client.id as i64);
+    Ok(())
+}
+
+fn client_setname(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let n = args[2];
+    validate_name(n)?;
+    *ctx.client.info.name.lock() = if n.is_empty() { None } else { Some(n.to_vec()) };
+    ctx.out.ok();
+    Ok(())
+}
+
+fn client_getname(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let name = ctx.client.info.name.lock().clone();
+    match name {
+        Some(n) => ctx.out.bulk(&n),
+        None => ctx.out.null(),
+    }
+    Ok(())
+}
+
+fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let mut ids: Option<Vec<u64>> = None;
+    let mut type_ok = true;
+    let mut i = 2;
+    while i < args.len() {
+        if eq_ic(args[i], "type") && i + 1 < args.len() {
+            let t = args[i + 1];
+            if eq_ic(t, "normal") {
+                type_ok = true;
+            } else if eq_ic(t, "master")
+                || eq_ic(t, "replica")
+                || eq_ic(t, "slave")
+                || eq_ic(t, "pubsub")
+            {
+                type_ok = false;
+            } else {
+                return Err(CmdError::msg(format!(
+                    "ERR Unknown client type '{}'",
+                    lossy(t)
+                )));
+            }
+            i += 2;
+        } else if eq_ic(args[i], "id") && i + 1 < args.len() {
+            let mut v = Vec::new();
+            for a in &args[i + 1..] {
+                let n = int(a).map_err(|_| CmdError::msg("ERR Invalid client ID"))?;
+                if n <= 0 {
+                    return Err(CmdError::msg("ERR Invalid client ID"));
+                }
+                v.push(n as u64);
+            }
+            ids = Some(v);
+            i = args.len();
+        } else {
+            return Err(CmdError::Syntax);
+        }
+    }
+    let now = unix_ms();
+    let mut text = String::new();
+    if type_ok {
+        for c in ctx.srv.clients.snapshot() {
+            if let Some(ids) = &ids {
+                if !ids.contains(&c.id) {
+                    continue;
+                }
+            }
+            text.push_str(&c.describe(now));
+            text.push('\n');
+        }
+    }
+    ctx.out.verbatim(b"txt", text.as_bytes());
+    Ok(())
+}
+
+fn client_info(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let mut line = ctx.client.info.describe(unix_ms());
+    line.push('\n');
+    ctx.out.verbatim(b"txt", line.as_bytes());
+    Ok(())
+}
+
+fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let clients = ctx.srv.clients.snapshot();
+    let my_id = ctx.client.id;
+    // Old form: CLIENT KILL addr:port.
+    if args.len() == 3 {
+        let addr = lossy(args[2]);
+        let Some(c) = clients.iter().find(|c| c.addr.to_string() == addr) else {
+            return Err(CmdError::msg("ERR No such client"));
+        };
+        c.kill();
+        if c.id == my_id {
+            ctx.client.close_after_reply = true;
+        }
+        ctx.out.ok();
+        return Ok(());
+    }
+    let mut id: Option<u64> = None;
+    let mut addr: Option<String> = None;
+    let mut laddr: Option<String> = None;
+    let mut user: Option<Vec<u8>> = None;
+    let mut normal_only: Option<bool> = None;
+    let mut skipme = true;
+    let mut i = 2;
+    while i < args.len() {
+        if i + 1 >= args.len() {
+            return Err(CmdError::Syntax);
+        }
+        let (opt, val) = (args[i], args[i + 1]);
+        if eq_ic(opt, "id") {
+            let n = int(val)
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| CmdError::msg("ERR client-id should be greater than 0"))?;
+            id = Some(n as u64);
+        } else if eq_ic(opt, "type") {
+            if eq_ic(val, "normal") {
+                normal_only = Some(true);
+            } else if eq_ic(val, "master")
+                || eq_ic(val, "replica")
+                || eq_ic(val, "slave")
+                || eq_ic(val, "pubsub")
+            {
+                normal_only = Some(false);
+            } else {
+                return Err(CmdError::msg(format!(
+                    "ERR Unknown client type '{}'",
+                    lossy(val)
+                )));
+            }
+        } else if eq_ic(opt, "addr") {
+            addr = Some(lossy(val));
+        } else if eq_ic(opt, "laddr") {
+            laddr = Some(lossy(val));
+        } else if eq_ic(opt, "user") {
+            user = Some(val.to_vec());
+        } else if eq_ic(opt, "skipme") {
+            if eq_ic(val, "yes") {
+                skipme = true;
+            } else if eq_ic(val, "no") {
+                skipme = false;
+            } else {
+                return Err(CmdError::Syntax);
+            }
+        } else {
+            return Err(CmdError::Syntax);
+        }
+        i += 2;
+    }
+    if let Some(u) = &user {
+        if u.as_slice() != b"default" {
+            return Err(CmdError::msg(format!("ERR No such user '{}'", lossy(u))));
+        }
+    }
+    let mut killed = 0;
+    for c in &clients {
+        if id.is_some_and(|i| i != c.id)
+            || addr.as_ref().is_some_and(|a| *a != c.addr.to_string())
+            || laddr.as_ref().is_some_and(|a| *a != c.laddr.to_string())
+            || normal_only == Some(false)
+            || (skipme && c.id == my_id)
+        {
+            continue;
+        }
+        c.kill();
+        if c.id == my_id {
+            ctx.client.close_after_reply = true;
+        }
+        killed += 1;
+    }
+    ctx.out.int(killed);
+    Ok(())
+}
+
+fn client_pause(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let ms =
+        int(args[2]).map_err(|_| CmdError::msg("ERR timeout is not an integer or out of range"))?;
+    if ms < 0 {
+        return Err(CmdError::msg("ERR timeout is negative"));
+    }
+    let writes_only = match args.len() {
+        3 => false,
+        4 if eq_ic(args[3], "write") => true,
+        4 if eq_ic(args[3], "all") => false,
+        _ => return Err(CmdError::Syntax),
+    };
+    let until = ctx.now_ms.saturating_add(ms);
+    let pause = &ctx.srv.pause;
+    // A second pause can only extend the pause or widen it to ALL.
+    let cur = pause.until_ms.load(Relaxed);
+    if until > cur {
+        pause.until_ms.store(until, Relaxed);
+    }
+    if !writes_only || cur == 0 {
+        pause.writes_only.store(
+            writes_only && (cur == 0 || pause.writes_only.load(Relaxed)),
+            Relaxed,
+        );
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+fn client_unpause(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.srv.pause.until_ms.store(0, Relaxed);
+    ctx.srv.pause.unpaused.notify_waiters();
+    ctx.out.ok();
+    Ok(())
+}
+
+fn client_reply(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let a = args[2];
+    if eq_ic(a, "on") {
+        ctx.client.reply_mode = ReplyMode::On;
+        ctx.out.ok();
+    } else if eq_ic(a, "off") {
+        ctx.client.reply_mode = ReplyMode::Off;
+    } else if eq_ic(a, "skip") {
+        if ctx.client.reply_mode != ReplyMode::Off {
+            ctx.client.reply_mode = ReplyMode::SkipNext;
+        }
+    } else {
+        return Err(CmdError::Syntax);
+    }
+    Ok(())
+}
+
+fn on_off(a: &[u8]) -> Result<bool, CmdError> {
+    if eq_ic(a, "on") {
+        Ok(true)
+    } else if eq_ic(a, "off") {
+        Ok(false)
+    } else {
+        Err(CmdError::Syntax)
+    }
+}
+
+fn client_no_evict(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let v = on_off(args[2])?;
+    ctx.client.no_evict = v;
+    ctx.client.info.no_evict.store(v, Relaxed);
+    ctx.out.ok();
+    Ok(())
+}
+
+fn client_no_touch(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let v = on_off(args[2])?;
+    ctx.client.no_touch = v;
+    ctx.client.info.no_touch.store(v, Relaxed);
+    ctx.out.ok();
+    Ok(())
+}
+
+fn client_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    help_reply(
+        ctx,
+        "CLIENT",
+        &[
+            "GETNAME",
+            "    Return the name of the current connection.",
+            "ID",
+            "    Return the ID of the current connection.",
+            "INFO",
+            "    Return information about the current client connection.",
+            "KILL <ip:port>",
+            "    Kill connection made from <ip:port>.",
+            "KILL <option> <value> [<option> <value> [...]]",
+            "    Kill connections. Options are: ID, TYPE, USER, ADDR, LADDR, SKIPME.",
+            "LIST [options ...]",
+            "    Return information about client connections. Options: TYPE, ID.",
+            "UNPAUSE",
+            "    Stop the current client pause, resuming traffic.",
+            "PAUSE <timeout> [WRITE|ALL]",
+            "    Suspend all, or just write, clients for <timeout> milliseconds.",
+            "REPLY (ON|OFF|SKIP)",
+            "    Control the replies sent to the current connection.",
+            "SETNAME <name>",
+            "    Assign the name <name> to the current connection.",
+            "NO-EVICT (ON|OFF)",
+            "    Protect the current client connection from eviction.",
+            "NO-TOUCH (ON|OFF)",
+            "    Do not update the access time of keys touched by this connection.",
+        ],
+    )
+}

@@ -1,0 +1,246 @@
+//! Key expiry: EXPIRE and friends, TTL queries, PERSIST.
+
+use super::args::{eq_ic, int, lossy};
+use super::flags::*;
+use super::{acl, CmdError, CmdResult, CommandSpec, Ctx, KeySpec};
+
+const ONE_KEY: KeySpec = KeySpec {
+    first: 1,
+    last: 1,
+    step: 1,
+};
+
+macro_rules! cmd {
+    ($name:literal, $arity:expr, $flags:expr, $since:literal, $sum:literal, $h:path) => {
+        CommandSpec {
+            name: $name,
+            arity: $arity,
+            flags: $flags,
+            acl: acl::KEYSPACE,
+            keys: ONE_KEY,
+            group: "generic",
+            since: $since,
+            summary: $sum,
+            complexity: "O(1)",
+            handler: $h,
+            subcommands: &[],
+        }
+    };
+}
+
+pub static COMMANDS: &[CommandSpec] = &[
+    cmd!(
+        "expire",
+        -3,
+        WRITE | FAST,
+        "1.0.0",
+        "Sets a key's time to live in seconds.",
+        expire
+    ),
+    cmd!(
+        "pexpire",
+        -3,
+        WRITE | FAST,
+        "2.6.0",
+        "Sets a key's time to live in milliseconds.",
+        pexpire
+    ),
+    cmd!(
+        "expireat",
+        -3,
+        WRITE | FAST,
+        "1.2.0",
+        "Sets a key's expiry to a Unix time in seconds.",
+        expireat
+    ),
+    cmd!(
+        "pexpireat",
+        -3,
+        WRITE | FAST,
+        "2.6.0",
+        "Sets a key's expiry to a Unix time in milliseconds.",
+        pexpireat
+    ),
+    cmd!(
+        "ttl",
+        2,
+        READONLY | FAST,
+        "1.0.0",
+        "Returns a key's time to live in seconds.",
+        ttl
+    ),
+    cmd!(
+        "pttl",
+        2,
+        READONLY | FAST,
+        "2.6.0",
+        "Returns a key's time to live in milliseconds.",
+        pttl
+    ),
+    cmd!(
+        "expiretime",
+        2,
+        READONLY | FAST,
+        "7.0.0",
+        "Returns a key's expiry as a Unix time in seconds.",
+        expiretime
+    ),
+    cmd!(
+        "pexpiretime",
+        2,
+        READONLY | FAST,
+        "7.0.0",
+        "Returns a key's expiry as a Unix time in milliseconds.",
+        pexpiretime
+    ),
+    cmd!(
+        "persist",
+        2,
+        WRITE | FAST,
+        "2.2.0",
+        "Removes a key's expiry.",
+        persist
+    ),
+];
+
+#[derive(Default)]
+struct Conditions {
+    nx: bool,
+    xx: bool,
+    gt: bool,
+    lt: bool,
+}
+
+fn parse_conditions(args: &[&[u8]]) -> Result<Conditions, CmdError> {
+    let mut c = Conditions::default();
+    for a in &args[3..] {
+        if eq_ic(a, "nx") {
+            c.nx = true;
+        } else if eq_ic(a, "xx") {
+            c.xx = true;
+        } else if eq_ic(a, "gt") {
+            c.gt = true;
+        } else if eq_ic(a, "lt") {
+            c.lt = true;
+        } else {
+            return Err(CmdError::msg(format!(
+                "ERR Unsupported option {}",
+                lossy(a)
+            )));
+        }
+    }
+    if c.nx && (c.xx || c.gt || c.lt) {
+        return Err(CmdError::msg(
+            "ERR NX and XX, GT or LT options at the same time are not compatible",
+        ));
+    }
+    if c.gt && c.lt {
+        return Err(CmdError::msg(
+            "ERR GT and LT options at the same time are not compatible",
+        ));
+    }
+    Ok(c)
+}
+
+fn expire_generic(ctx: &mut Ctx, args: &[&[u8]], seconds: bool, relative: bool) -> CmdResult {
+    let key = args[1];
+    let cond = parse_conditions(args)?;
+    let mut when = int(args[2])?;
+    let name = args[0].to_ascii_lowercase();
+    let invalid = || CmdError::InvalidExpire(String::from_utf8_lossy(&name).into_owned());
+    if seconds {
+        when = when.checked_mul(1000).ok_or_else(invalid)?;
+    }
+    if relative {
+        when = when.checked_add(ctx.now_ms).ok_or_else(invalid)?;
+    }
+    let now = ctx.now_ms;
+    let r = ctx.with_key(key, |db| {
+        let Some(e) = db.get_write(key) else {
+            return 0;
+        };
+        let current = e.expire_at;
+        let has_ttl = current != 0;
+        if (cond.nx && has_ttl)
+            || (cond.xx && !has_ttl)
+            || (cond.gt && (!has_ttl || when <= current))
+            || (cond.lt && has_ttl && when >= current)
+        {
+            return 0;
+        }
+        if when <= now {
+            db.table(key).remove(key);
+        } else {
+            db.table(key).set_expire(key, when);
+        }
+        1
+    });
+    ctx.out.int(r);
+    Ok(())
+}
+
+fn expire(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    expire_generic(ctx, args, true, true)
+}
+
+fn pexpire(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    expire_generic(ctx, args, false, true)
+}
+
+fn expireat(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    expire_generic(ctx, args, true, false)
+}
+
+fn pexpireat(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    expire_generic(ctx, args, false, false)
+}
+
+/// TTL-family replies: -2 missing, -1 persistent, else remaining or
+/// absolute time, rounded to seconds as Redis rounds it.
+fn ttl_generic(ctx: &mut Ctx, key: &[u8], ms: bool, absolute: bool) -> CmdResult {
+    let now = ctx.now_ms;
+    let at = ctx.with_key(key, |db| db.get_read(key).map(|e| e.expire_at));
+    let reply = match at {
+        None => -2,
+        Some(0) => -1,
+        Some(at) => {
+            let v = if absolute { at } else { (at - now).max(0) };
+            if ms {
+                v
+            } else {
+                (v + 500) / 1000
+            }
+        }
+    };
+    ctx.out.int(reply);
+    Ok(())
+}
+
+fn ttl(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    ttl_generic(ctx, args[1], false, false)
+}
+
+fn pttl(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    ttl_generic(ctx, args[1], true, false)
+}
+
+fn expiretime(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    ttl_generic(ctx, args[1], false, true)
+}
+
+fn pexpiretime(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    ttl_generic(ctx, args[1], true, true)
+}
+
+fn persist(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let key = args[1];
+    let r = ctx.with_key(key, |db| match db.get_write(key) {
+        Some(e) if e.expire_at != 0 => {
+            db.table(key).set_expire(key, 0);
+            1
+        }
+        _ => 0,
+    });
+    ctx.out.int(r);
+    Ok(())
+}

@@ -1,0 +1,612 @@
+//! Keyspace commands: existence, deletion, renaming, copying between
+//! databases, iteration (KEYS, SCAN, RANDOMKEY), OBJECT, and the
+//! whole-database operations (DBSIZE, FLUSHDB, FLUSHALL, SWAPDB).
+
+use rand::Rng;
+
+use super::args::{eq_ic, int, lossy};
+use super::flags::*;
+use super::{acl, unknown_subcommand, CmdError, CmdResult, CommandSpec, Ctx, KeySpec, NO_KEYS};
+use crate::keyspace::{Entry, NUM_SHARDS};
+use crate::types::{StrValue, Value};
+use crate::util::glob::glob_match;
+
+const ONE_KEY: KeySpec = KeySpec {
+    first: 1,
+    last: 1,
+    step: 1,
+};
+const ALL_KEYS: KeySpec = KeySpec {
+    first: 1,
+    last: -1,
+    step: 1,
+};
+const TWO_KEYS: KeySpec = KeySpec {
+    first: 1,
+    last: 2,
+    step: 1,
+};
+
+macro_rules! cmd {
+    ($name:literal, $arity:expr, $flags:expr, $acl:expr, $keys:expr, $group:literal, $since:literal, $cx:literal, $sum:literal, $h:path) => {
+        cmd!(
+            $name,
+            $arity,
+            $flags,
+            $acl,
+            $keys,
+            $group,
+            $since,
+            $cx,
+            $sum,
+            $h,
+            &[]
+        )
+    };
+    ($name:literal, $arity:expr, $flags:expr, $acl:expr, $keys:expr, $group:literal, $since:literal, $cx:literal, $sum:literal, $h:path, $subs:expr) => {
+        CommandSpec {
+            name: $name,
+            arity: $arity,
+            flags: $flags,
+            acl: $acl,
+            keys: $keys,
+            group: $group,
+            since: $since,
+            summary: $sum,
+            complexity: $cx,
+            handler: $h,
+            subcommands: $subs,
+        }
+    };
+}
+
+const KS: u32 = acl::KEYSPACE;
+
+pub static COMMANDS: &[CommandSpec] = &[
+    cmd!("del", -2, WRITE, KS, ALL_KEYS, "generic", "1.0.0", "O(N) where N is the number of keys that will be removed.", "Deletes one or more keys.", del),
+    cmd!("unlink", -2, WRITE | FAST, KS, ALL_KEYS, "generic", "4.0.0", "O(1) for each key removed regardless of its size.", "Deletes keys, freeing their memory in the background.", del),
+    cmd!("exists", -2, READONLY | FAST, KS, ALL_KEYS, "generic", "1.0.0", "O(N) where N is the number of keys to check.", "Counts how many of the given keys exist.", exists),
+    cmd!("type", 2, READONLY | FAST, KS, ONE_KEY, "generic", "1.0.0", "O(1)", "Returns the type of a key's value.", type_cmd),
+    cmd!("rename", 3, WRITE, KS, TWO_KEYS, "generic", "1.0.0", "O(1)", "Renames a key, overwriting the destination.", rename),
+    cmd!("renamenx", 3, WRITE | FAST, KS, TWO_KEYS, "generic", "1.0.0", "O(1)", "Renames a key only if the new name does not exist.", renamenx),
+    cmd!("copy", -3, WRITE | DENYOOM, KS, TWO_KEYS, "generic", "6.2.0", "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.", "Copies a key's value to another key.", copy),
+    cmd!("move", 3, WRITE | FAST, KS, ONE_KEY, "generic", "1.0.0", "O(1)", "Moves a key to another database.", move_cmd),
+    cmd!("keys", 2, READONLY, KS | acl::DANGEROUS, NO_KEYS, "generic", "1.0.0", "O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length.", "Returns all key names that match a pattern.", keys),
+    cmd!("scan", -2, READONLY, KS, NO_KEYS, "generic", "2.8.0", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.", "Iterates over the key names in the database.", scan),
+    cmd!("randomkey", 1, READONLY, KS, NO_KEYS, "generic", "1.0.0", "O(1)", "Returns a random key name from the database.", randomkey),
+    cmd!("touch", -2, READONLY | FAST, KS, ALL_KEYS, "generic", "3.2.1", "O(N) where N is the number of keys that will be touched.", "Updates the last access time of keys; returns how many exist.", touch),
+    cmd!("object", -2, 0, 0, NO_KEYS, "generic", "2.2.3", "Depends on subcommand.", "A container for object introspection commands.", container, OBJECT_SUBS),
+    cmd!("dbsize", 1, READONLY | FAST, KS, NO_KEYS, "server", "1.0.0", "O(1)", "Returns the number of keys in the database.", dbsize),
+    cmd!("flushdb", -1, WRITE, KS | acl::DANGEROUS, NO_KEYS, "server", "1.0.0", "O(N) where N is the number of keys in the selected database", "Removes all keys from the current database.", flushdb),
+    cmd!("flushall", -1, WRITE, KS | acl::DANGEROUS, NO_KEYS, "server", "1.0.0", "O(N) where N is the total number of keys in all databases", "Removes all keys from all databases.", flushall),
+    cmd!("swapdb", 3, WRITE | FAST, KS | acl::DANGEROUS, NO_KEYS, "server", "4.0.0", "O(N) where N is the count of clients watching or blocking on keys from both databases.", "Swaps two Redis databases.", swapdb),
+];
+
+static OBJECT_SUBS: &[CommandSpec] = &[
+    cmd!(
+        "encoding",
+        3,
+        READONLY,
+        KS,
+        KeySpec {
+            first: 2,
+            last: 2,
+            step: 1
+        },
+        "generic",
+        "2.2.3",
+        "O(1)",
+        "Returns the internal encoding of a key's value.",
+        object_encoding
+    ),
+    cmd!(
+        "freq",
+        3,
+        READONLY,
+        KS,
+        KeySpec {
+            first: 2,
+            last: 2,
+            step: 1
+        },
+        "generic",
+        "4.0.0",
+        "O(1)",
+        "Returns the logarithmic access frequency counter of a key.",
+        object_freq
+    ),
+    cmd!(
+        "idletime",
+        3,
+        READONLY,
+        KS,
+        KeySpec {
+            first: 2,
+            last: 2,
+            step: 1
+        },
+        "generic",
+        "2.2.3",
+        "O(1)",
+        "Returns the seconds since a key was last accessed.",
+        object_idletime
+    ),
+    cmd!(
+        "refcount",
+        3,
+        READONLY,
+        KS,
+        KeySpec {
+            first: 2,
+            last: 2,
+            step: 1
+        },
+        "generic",
+        "2.2.3",
+        "O(1)",
+        "Returns the reference count of a key's value.",
+        object_refcount
+    ),
+    cmd!(
+        "help",
+        2,
+        LOADING | STALE,
+        KS,
+        NO_KEYS,
+        "generic",
+        "6.2.0",
+        "O(1)",
+        "Returns helpful text about the different subcommands.",
+        object_help
+    ),
+];
+
+/// Container commands are dispatched to their subcommands before the
+/// handler runs; this only answers if that somehow did not happen.
+pub fn container(_ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    Err(unknown_subcommand(
+        &lossy(args[0]),
+        args.get(1).copied().unwrap_or(b""),
+    ))
+}
+
+fn del(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let keys = &args[1..];
+    let mut freed = Vec::new();
+    let n = ctx.with_keys(keys.iter().copied(), |db| {
+        let mut n = 0;
+        for k in keys {
+            if let Some(e) = db.remove(k) {
+                n += 1;
+                freed.push(e);
+            }
+        }
+        n
+    });
+    // Values are dropped after the shard locks are released.
+    drop(freed);
+    ctx.out.int(n);
+    Ok(())
+}
+
+fn exists(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let keys = &args[1..];
+    let n = ctx.with_keys(keys.iter().copied(), |db| {
+        keys.iter().filter(|k| db.get_read(k).is_some()).count()
+    });
+    ctx.out.int(n as i64);
+    Ok(())
+}
+
+fn type_cmd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let key = args[1];
+    let t = ctx.with_key(key, |db| db.get_read(key).map(|e| e.value.type_name()));
+    ctx.out.simple(t.unwrap_or("none").as_bytes());
+    Ok(())
+}
+
+fn rename_generic(ctx: &mut Ctx, args: &[&[u8]], nx: bool) -> CmdResult {
+    let (src, dst) = (args[1], args[2]);
+    let r = ctx.with_keys([src, dst], |db| -> Result<i64, CmdError> {
+        if !db.exists(src) {
+            return Err(CmdError::NoSuchKey);
+        }
+        if src == dst {
+            return Ok(if nx { 0 } else { 1 });
+        }
+        if nx && db.exists(dst) {
+            return Ok(0);
+        }
+        let Some((_, entry)) = db.table(src).remove_full(src) else {
+            return Err(CmdError::NoSuchKey);
+        };
+        db.table(dst).insert(dst, entry);
+        Ok(1)
+    })?;
+    if nx {
+        ctx.out.int(r);
+    } else {
+        ctx.out.ok();
+    }
+    Ok(())
+}
+
+fn rename(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    rename_generic(ctx, args, false)
+}
+
+fn renamenx(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    rename_generic(ctx, args, true)
+}
+
+/// Parses a database index the way SELECT/MOVE/COPY do.
+fn db_index(ctx: &Ctx, raw: &[u8]) -> Result<usize, CmdError> {
+    let n = int(raw)?;
+    if n < 0 || n as usize >= ctx.srv.keyspace.num_dbs() || n > i32::MAX as i64 {
+        return Err(CmdError::DbIndexOutOfRange);
+    }
+    Ok(n as usize)
+}
+
+fn copy(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let (src, dst) = (args[1], args[2]);
+    let mut target_db = ctx.client.db;
+    let mut replace = false;
+    let mut i = 3;
+    while i < args.len() {
+        if eq_ic(args[i], "replace") {
+            replace = true;
+        } else if eq_ic(args[i], "db") && i + 1 < args.len() {
+            let n = int(args[i + 1]).map_err(|_| CmdError::NotInteger)?;
+            if n < 0 || n > i32::MAX as i64 || n as usize >= ctx.srv.keyspace.num_dbs() {
+                return Err(CmdError::DbIndexOutOfRange);
+            }
+            target_db = n as usize;
+            i += 1;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+        i += 1;
+    }
+    if src == dst && target_db == ctx.client.db {
+        return Err(CmdError::msg(
+            "ERR source and destination objects are the same",
+        ));
+    }
+    let r = ctx.with_keys([src, dst], |db| {
+        let Some(e) = db.get_read(src) else {
+            return 0;
+        };
+        let copied: Entry = e.clone();
+        if db.get_in(target_db, dst).is_some() {
+            if !replace {
+                return 0;
+            }
+            db.table_in(target_db, dst).remove(dst);
+        }
+        let mut fresh = db.new_entry(copied.value);
+        fresh.expire_at = copied.expire_at;
+        db.table_in(target_db, dst).insert(dst, fresh);
+        1
+    });
+    ctx.out.int(r);
+    Ok(())
+}
+
+fn move_cmd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let key = args[1];
+    let target = db_index(ctx, args[2])?;
+    if target == ctx.client.db {
+        return Err(CmdError::msg(
+            "ERR source and destination objects are the same",
+        ));
+    }
+    let r = ctx.with_key(key, |db| {
+        if !db.exists(key) {
+            return 0;
+        }
+        if db.get_in(target, key).is_some() {
+            return 0;
+        }
+        let Some((k, e)) = db.table(key).remove_full(key) else {
+            return 0;
+        };
+        db.table_in(target, key).insert_owned(k, e);
+        1
+    });
+    ctx.out.int(r);
+    Ok(())
+}
+
+fn keys(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let pattern = args[1];
+    let all = pattern == b"*";
+    let (db, now) = (ctx.client.db, ctx.now_ms);
+    let mut found: Vec<Box<[u8]>> = Vec::new();
+    for i in 0..NUM_SHARDS {
+        let shard = ctx.srv.keyspace.lock_shard(i);
+        for (k, e) in shard.dbs[db].iter() {
+            if !e.is_expired(now) && (all || glob_match(pattern, k, false)) {
+                found.push(k.clone());
+            }
+        }
+    }
+    ctx.out.array(found.len());
+    for k in &found {
+        ctx.out.bulk(k);
+    }
+    Ok(())
+}
+
+/// SCAN's cursor is the index of the next shard to visit: each shard is
+/// read whole under its lock, so every key present for the entire
+/// iteration is returned (at least once), however the keyspace changes.
+fn scan(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let cursor: u64 = crate::util::numbers::parse_u64(args[1])
+        .ok_or_else(|| CmdError::msg("ERR invalid cursor"))?;
+    let mut pattern: Option<&[u8]> = None;
+    let mut count: i64 = 10;
+    let mut type_filter: Option<&[u8]> = None;
+    let mut i = 2;
+    while i < args.len() {
+        let has_value = i + 1 < args.len();
+        if eq_ic(args[i], "count") && has_value {
+            count = int(args[i + 1])?;
+            if count < 1 {
+                return Err(CmdError::Syntax);
+            }
+        } else if eq_ic(args[i], "match") && has_value {
+            pattern = Some(args[i + 1]);
+        } else if eq_ic(args[i], "type") && has_value {
+            type_filter = Some(args[i + 1]);
+        } else {
+            return Err(CmdError::Syntax);
+        }
+        i += 2;
+    }
+    let (db, now) = (ctx.client.db, ctx.now_ms);
+    let mut shard = cursor as usize;
+    let mut examined = 0i64;
+    let mut found: Vec<Box<[u8]>> = Vec::new();
+    while shard < NUM_SHARDS && examined < count {
+        let guard = ctx.srv.keyspace.lock_shard(shard);
+        for (k, e) in guard.dbs[db].iter() {
+            examined += 1;
+            if e.is_expired(now) {
+                continue;
+            }
+            if let Some(p) = pattern {
+                if !glob_match(p, k, false) {
+                    continue;
+                }
+            }
+            if let Some(t) = type_filter {
+                if !t.eq_ignore_ascii_case(e.value.type_name().as_bytes()) {
+                    continue;
+                }
+            }
+            found.push(k.clone());
+        }
+        shard += 1;
+    }
+    let next = if shard >= NUM_SHARDS { 0 } else { shard };
+    ctx.out.array(2);
+    ctx.out.bulk(itoa::Buffer::new().format(next).as_bytes());
+    ctx.out.array(found.len());
+    for k in &found {
+        ctx.out.bulk(k);
+    }
+    Ok(())
+}
+
+fn randomkey(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let (db, now) = (ctx.client.db, ctx.now_ms);
+    let start = rand::thread_rng().gen_range(0..NUM_SHARDS);
+    for step in 0..NUM_SHARDS {
+        let idx = (start + step) % NUM_SHARDS;
+        let mut shard = ctx.srv.keyspace.lock_shard(idx);
+        // Expired keys found on the way are deleted, as Redis does.
+        for _ in 0..100 {
+            let t = &mut shard.dbs[db];
+            let Some(i) = t.random_index() else {
+                break;
+            };
+            let Some((k, e)) = t.get_index(i) else {
+                break;
+            };
+            if e.is_expired(now) {
+                let k = k.clone();
+                t.remove(&k);
+                shard.stats.expired_keys += 1;
+                continue;
+            }
+            let k = k.clone();
+            drop(shard);
+            ctx.out.bulk(&k);
+            return Ok(());
+        }
+    }
+    ctx.out.null();
+    Ok(())
+}
+
+fn touch(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let keys = &args[1..];
+    let n = ctx.with_keys(keys.iter().copied(), |db| {
+        keys.iter().filter(|k| db.get_write(k).is_some()).count()
+    });
+    ctx.out.int(n as i64);
+    Ok(())
+}
+
+/// Looks a key up for OBJECT without touching it; nil reply when missing.
+fn object_lookup<R>(ctx: &mut Ctx, key: &[u8], f: impl FnOnce(&Entry) -> R) -> Option<R> {
+    let (dbi, now) = (ctx.client.db, ctx.now_ms);
+    let mut locks = ctx.srv.keyspace.lock_key(key);
+    let mut db = locks.db(dbi, now, crate::keyspace::Touch::None);
+    db.get_write(key).map(|e| f(e))
+}
+
+fn object_encoding(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    match object_lookup(ctx, args[2], |e| e.value.encoding_name()) {
+        Some(enc) => ctx.out.bulk(enc.as_bytes()),
+        None => ctx.out.null(),
+    }
+    Ok(())
+}
+
+fn lfu_policy(ctx: &Ctx) -> bool {
+    use crate::config::MaxmemoryPolicy as P;
+    matches!(
+        ctx.srv.config.maxmemory_policy(),
+        P::AllkeysLfu | P::VolatileLfu
+    )
+}
+
+fn object_freq(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let now_min = (ctx.now_ms / 60_000) as u32;
+    let decay = ctx.srv.config.lfu_decay_time();
+    let Some(access) = object_lookup(ctx, args[2], |e| e.access) else {
+        ctx.out.null();
+        return Ok(());
+    };
+    if !lfu_policy(ctx) {
+        return Err(CmdError::msg("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."));
+    }
+    let f = crate::keyspace::table::lfu_decayed_counter(access, now_min, decay);
+    ctx.out.int(f as i64);
+    Ok(())
+}
+
+fn object_idletime(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let now_s = (ctx.now_ms / 1000) as u32;
+    let Some(access) = object_lookup(ctx, args[2], |e| e.access) else {
+        ctx.out.null();
+        return Ok(());
+    };
+    if lfu_policy(ctx) {
+        return Err(CmdError::msg("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."));
+    }
+    ctx.out.int(now_s.wrapping_sub(access) as i64);
+    Ok(())
+}
+
+fn object_refcount(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    use crate::config::MaxmemoryPolicy as P;
+    // Redis shares the integers 0..9999 between keys (reported with
+    // INT_MAX refcount) unless an LRU/LFU policy needs per-key access data.
+    let sharing = !matches!(
+        ctx.srv.config.maxmemory_policy(),
+        P::AllkeysLru | P::VolatileLru | P::AllkeysLfu | P::VolatileLfu
+    ) || ctx.srv.config.maxmemory() == 0;
+    let rc = object_lookup(ctx, args[2], |e| match &e.value {
+        Value::Str(StrValue::Int(n)) if sharing && (0..10_000).contains(n) => i32::MAX as i64,
+        _ => 1,
+    });
+    match rc {
+        Some(n) => ctx.out.int(n),
+        None => ctx.out.null(),
+    }
+    Ok(())
+}
+
+fn object_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    help_reply(
+        ctx,
+        "OBJECT",
+        &[
+            "ENCODING <key>",
+            "    Return the kind of internal representation used to store the value of a key.",
+            "FREQ <key>",
+            "    Return the access frequency index of the key (needs an LFU maxmemory policy).",
+            "IDLETIME <key>",
+            "    Return the idle time of the key, in seconds (needs an LRU maxmemory policy).",
+            "REFCOUNT <key>",
+            "    Return the number of references of the value associated with the key.",
+        ],
+    )
+}
+
+/// A HELP reply in Redis's shape: a header line, the lines, and HELP.
+pub fn help_reply(ctx: &mut Ctx, name: &str, lines: &[&str]) -> CmdResult {
+    ctx.out.array(lines.len() + 3);
+    ctx.out.simple(
+        format!("{name} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:").as_bytes(),
+    );
+    for l in lines {
+        ctx.out.simple(l.as_bytes());
+    }
+    ctx.out.simple(b"HELP");
+    ctx.out.simple(b"    Print this help.");
+    Ok(())
+}
+
+fn dbsize(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let n = ctx.srv.keyspace.dbsize(ctx.client.db);
+    ctx.out.int(n as i64);
+    Ok(())
+}
+
+/// FLUSHDB/FLUSHALL [ASYNC|SYNC]: the tables are swapped out under the
+/// locks (instant and atomic) and freed afterwards, on a background thread
+/// for ASYNC.
+fn flush_mode(args: &[&[u8]], lazy_default: bool) -> Result<bool, CmdError> {
+    match args.len() {
+        1 => Ok(lazy_default),
+        2 if eq_ic(args[1], "async") => Ok(true),
+        2 if eq_ic(args[1], "sync") => Ok(false),
+        _ => Err(CmdError::Syntax),
+    }
+}
+
+fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let lazy = flush_mode(args, ctx.srv.config.lazyfree_lazy_user_flush())?;
+    let db = ctx.client.db;
+    let old: Vec<_> = ctx.with_all(|locks| locks.shards_mut().map(|s| s.dbs[db].clear()).collect());
+    free_tables(old, lazy);
+    ctx.out.ok();
+    Ok(())
+}
+
+fn flushall(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let lazy = flush_mode(args, ctx.srv.config.lazyfree_lazy_user_flush())?;
+    let old: Vec<_> = ctx.with_all(|locks| {
+        locks
+            .shards_mut()
+            .flat_map(|s| s.dbs.iter_mut().map(|t| t.clear()).collect::<Vec<_>>())
+            .collect()
+    });
+    ctx.srv.keyspace.bump_generation();
+    free_tables(old, lazy);
+    ctx.out.ok();
+    Ok(())
+}
+
+fn free_tables<T: Send + 'static>(old: Vec<T>, lazy: bool) {
+    if lazy {
+        let _ = std::thread::Builder::new()
+            .name("tessera-lazyfree".into())
+            .spawn(move || drop(old));
+    } else {
+        drop(old);
+    }
+}
+
+fn swapdb(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let a = int(args[1]).map_err(|_| CmdError::msg("ERR invalid first DB index"))?;
+    let b = int(args[2]).map_err(|_| CmdError::msg("ERR invalid second DB index"))?;
+    let n = ctx.srv.keyspace.num_dbs() as i64;
+    if a < 0 || a >= n || b < 0 || b >= n {
+        return Err(CmdError::DbIndexOutOfRange);
+    }
+    if a != b {
+        ctx.with_all(|locks| {
+            for s in locks.shards_mut() {
+                s.dbs.swap(a as usize, b as usize);
+            }
+        });
+        ctx.srv.keyspace.bump_generation();
+    }
+    ctx.out.ok();
+    Ok(())
+}

@@ -1,0 +1,425 @@
+//! The command table and the command families.
+//!
+//! Every command is declared once, in its family's `COMMANDS` array, as a
+//! [`CommandSpec`]: name, arity, flags, key positions, ACL categories and
+//! handler. That one declaration drives dispatch, the arity check, COMMAND
+//! INFO/COUNT/LIST/GETKEYS, key extraction for shard locking, and (later)
+//! ACL checks, cluster slot checks and propagation.
+//!
+//! A handler is parse → operate → reply: it reads its arguments (the first
+//! error wins, worded as Redis words it), operates on the keyspace through a
+//! [`Ctx`] that knows nothing of sockets, and writes its reply into the
+//! client's [`ReplyBuf`], which renders RESP2 or RESP3.
+
+pub mod args;
+pub mod connection;
+pub mod error;
+pub mod expire;
+pub mod generic;
+pub mod server;
+pub mod string;
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+pub use error::{CmdError, CmdResult};
+use tessera_resp::encode::ReplyBuf;
+
+use crate::keyspace::{Db, LockSet, Touch};
+use crate::server::client::Client;
+use crate::server::state::ServerState;
+
+/// Command flags, named as COMMAND INFO prints them.
+pub mod flags {
+    pub const WRITE: u32 = 1 << 0;
+    pub const READONLY: u32 = 1 << 1;
+    pub const DENYOOM: u32 = 1 << 2;
+    pub const ADMIN: u32 = 1 << 3;
+    pub const PUBSUB: u32 = 1 << 4;
+    pub const NOSCRIPT: u32 = 1 << 5;
+    pub const BLOCKING: u32 = 1 << 6;
+    pub const LOADING: u32 = 1 << 7;
+    pub const STALE: u32 = 1 << 8;
+    pub const SKIP_MONITOR: u32 = 1 << 9;
+    pub const SKIP_SLOWLOG: u32 = 1 << 10;
+    pub const FAST: u32 = 1 << 11;
+    pub const NO_AUTH: u32 = 1 << 12;
+    pub const MAY_REPLICATE: u32 = 1 << 13;
+    pub const SENTINEL: u32 = 1 << 14;
+    pub const NO_MANDATORY_KEYS: u32 = 1 << 15;
+    pub const NO_MULTI: u32 = 1 << 16;
+    pub const MOVABLE_KEYS: u32 = 1 << 17;
+    pub const ALLOW_BUSY: u32 = 1 << 18;
+    pub const NO_ASYNC_LOADING: u32 = 1 << 19;
+    pub const PROTECTED: u32 = 1 << 20;
+
+    pub const NAMES: &[(u32, &str)] = &[
+        (WRITE, "write"),
+        (READONLY, "readonly"),
+        (DENYOOM, "denyoom"),
+        (ADMIN, "admin"),
+        (PUBSUB, "pubsub"),
+        (NOSCRIPT, "noscript"),
+        (BLOCKING, "blocking"),
+        (LOADING, "loading"),
+        (STALE, "stale"),
+        (SKIP_MONITOR, "skip_monitor"),
+        (SKIP_SLOWLOG, "skip_slowlog"),
+        (FAST, "fast"),
+        (NO_AUTH, "no_auth"),
+        (MAY_REPLICATE, "may_replicate"),
+        (SENTINEL, "sentinel"),
+        (NO_MANDATORY_KEYS, "no_mandatory_keys"),
+        (NO_MULTI, "no_multi"),
+        (MOVABLE_KEYS, "movablekeys"),
+        (ALLOW_BUSY, "allow_busy"),
+        (NO_ASYNC_LOADING, "no_async_loading"),
+        (PROTECTED, "protected"),
+    ];
+}
+
+/// ACL categories beyond those implied by the flags.
+pub mod acl {
+    pub const KEYSPACE: u32 = 1 << 0;
+    pub const READ: u32 = 1 << 1;
+    pub const WRITE: u32 = 1 << 2;
+    pub const SET: u32 = 1 << 3;
+    pub const SORTEDSET: u32 = 1 << 4;
+    pub const LIST: u32 = 1 << 5;
+    pub const HASH: u32 = 1 << 6;
+    pub const STRING: u32 = 1 << 7;
+    pub const BITMAP: u32 = 1 << 8;
+    pub const HYPERLOGLOG: u32 = 1 << 9;
+    pub const GEO: u32 = 1 << 10;
+    pub const STREAM: u32 = 1 << 11;
+    pub const PUBSUB: u32 = 1 << 12;
+    pub const ADMIN: u32 = 1 << 13;
+    pub const FAST: u32 = 1 << 14;
+    pub const SLOW: u32 = 1 << 15;
+    pub const BLOCKING: u32 = 1 << 16;
+    pub const DANGEROUS: u32 = 1 << 17;
+    pub const CONNECTION: u32 = 1 << 18;
+    pub const TRANSACTION: u32 = 1 << 19;
+    pub const SCRIPTING: u32 = 1 << 20;
+
+    pub const NAMES: &[(u32, &str)] = &[
+        (KEYSPACE, "keyspace"),
+        (READ, "read"),
+        (WRITE, "write"),
+        (SET, "set"),
+        (SORTEDSET, "sortedset"),
+        (LIST, "list"),
+        (HASH, "hash"),
+        (STRING, "string"),
+        (BITMAP, "bitmap"),
+        (HYPERLOGLOG, "hyperloglog"),
+        (GEO, "geo"),
+        (STREAM, "stream"),
+        (PUBSUB, "pubsub"),
+        (ADMIN, "admin"),
+        (FAST, "fast"),
+        (SLOW, "slow"),
+        (BLOCKING, "blocking"),
+        (DANGEROUS, "dangerous"),
+        (CONNECTION, "connection"),
+        (TRANSACTION, "transaction"),
+        (SCRIPTING, "scripting"),
+    ];
+}
+
+pub type Handler = fn(&mut Ctx, &[&[u8]]) -> CmdResult;
+
+/// Where a command's keys are in its argument vector, Redis's legacy
+/// (first, last, step) triple: `last` negative counts from the end.
+#[derive(Clone, Copy, Debug)]
+pub struct KeySpec {
+    pub first: i32,
+    pub last: i32,
+    pub step: i32,
+}
+
+pub const NO_KEYS: KeySpec = KeySpec {
+    first: 0,
+    last: 0,
+    step: 0,
+};
+
+/// One command (or subcommand) of the table.
+pub struct CommandSpec {
+    /// Lower-case name; for a subcommand just the subcommand part.
+    pub name: &'static str,
+    /// Redis arity: exact when positive, a minimum when negative; counts
+    /// the command name itself.
+    pub arity: i32,
+    pub flags: u32,
+    /// ACL categories declared explicitly (the data-type and keyspace ones);
+    /// those implied by flags are added by [`CommandSpec::acl_categories`].
+    pub acl: u32,
+    pub keys: KeySpec,
+    /// Family, as COMMAND DOCS `group` prints it.
+    pub group: &'static str,
+    pub since: &'static str,
+    pub summary: &'static str,
+    pub complexity: &'static str,
+    pub handler: Handler,
+    pub subcommands: &'static [CommandSpec],
+}
+
+impl CommandSpec {
+    pub fn has(&self, flag: u32) -> bool {
+        self.flags & flag != 0
+    }
+
+    /// All ACL categories, with the ones Redis derives from flags.
+    pub fn acl_categories(&self) -> u32 {
+        let mut c = self.acl;
+        if self.has(flags::WRITE) {
+            c |= acl::WRITE;
+        }
+        if self.has(flags::READONLY) && c & acl::SCRIPTING == 0 {
+            c |= acl::READ;
+        }
+        if self.has(flags::ADMIN) {
+            c |= acl::ADMIN | acl::DANGEROUS;
+        }
+        if self.has(flags::PUBSUB) {
+            c |= acl::PUBSUB;
+        }
+        if self.has(flags::FAST) {
+            c |= acl::FAST;
+        }
+        if self.has(flags::BLOCKING) {
+            c |= acl::BLOCKING;
+        }
+        if c & acl::FAST == 0 {
+            c |= acl::SLOW;
+        }
+        c
+    }
+
+    /// Checks the argument count against the arity.
+    #[inline]
+    pub fn arity_ok(&self, argc: usize) -> bool {
+        let argc = argc as i64;
+        let a = self.arity as i64;
+        if a > 0 {
+            argc == a
+        } else {
+            argc >= -a
+        }
+    }
+
+    /// Indices of the key arguments in `args` by the declared key spec.
+    pub fn key_indices(&self, argc: usize) -> impl Iterator<Item = usize> {
+        let ks = self.keys;
+        let (first, step) = (ks.first.max(0) as usize, ks.step.max(1) as usize);
+        let last = if ks.first <= 0 {
+            0
+        } else if ks.last < 0 {
+            (argc as i64 + ks.last as i64).max(0) as usize
+        } else {
+            (ks.last as usize).min(argc.saturating_sub(1))
+        };
+        let end = if ks.first <= 0 { 0 } else { last + 1 };
+        (first..end).step_by(step)
+    }
+}
+
+/// All families' tables, in COMMAND LIST order.
+fn families() -> impl Iterator<Item = &'static CommandSpec> {
+    string::COMMANDS
+        .iter()
+        .chain(generic::COMMANDS)
+        .chain(expire::COMMANDS)
+        .chain(connection::COMMANDS)
+        .chain(server::COMMANDS)
+}
+
+struct Registry {
+    /// Top-level name → id.
+    by_name: HashMap<&'static str, usize>,
+    /// Every command and subcommand; the index is the command id that
+    /// per-thread statistics are kept under.
+    flat: Vec<(String, &'static CommandSpec)>,
+    top: Vec<&'static CommandSpec>,
+    /// Id of each top-level command's first subcommand.
+    sub_base: HashMap<&'static str, usize>,
+}
+
+fn registry() -> &'static Registry {
+    static REG: OnceLock<Registry> = OnceLock::new();
+    REG.get_or_init(|| {
+        let top: Vec<&'static CommandSpec> = families().collect();
+        let mut flat = Vec::new();
+        let mut by_name = HashMap::new();
+        let mut sub_base = HashMap::new();
+        for c in &top {
+            by_name.insert(c.name, flat.len());
+            flat.push((c.name.to_string(), *c));
+        }
+        for c in &top {
+            if !c.subcommands.is_empty() {
+                sub_base.insert(c.name, flat.len());
+                for s in c.subcommands {
+                    flat.push((format!("{}|{}", c.name, s.name), s));
+                }
+            }
+        }
+        Registry {
+            by_name,
+            flat,
+            top,
+            sub_base,
+        }
+    })
+}
+
+/// Every top-level command.
+pub fn all_commands() -> &'static [&'static CommandSpec] {
+    &registry().top
+}
+
+/// Number of command ids (commands plus subcommands).
+pub fn command_count_with_subs() -> usize {
+    registry().flat.len()
+}
+
+/// The full name (`get`, `config|get`) and spec of a command id.
+pub fn by_id(id: usize) -> Option<(&'static str, &'static CommandSpec)> {
+    registry().flat.get(id).map(|(n, c)| (n.as_str(), *c))
+}
+
+/// Finds a command by name, case-insensitively: its id and spec.
+#[inline]
+pub fn lookup(name: &[u8]) -> Option<(usize, &'static CommandSpec)> {
+    let mut buf = [0u8; 32];
+    if name.len() > buf.len() {
+        return None;
+    }
+    let lower = &mut buf[..name.len()];
+    lower.copy_from_slice(name);
+    lower.make_ascii_lowercase();
+    let s = std::str::from_utf8(lower).ok()?;
+    let reg = registry();
+    let id = *reg.by_name.get(s)?;
+    Some((id, reg.flat[id].1))
+}
+
+/// Finds a subcommand of a container command: its id and spec.
+pub fn lookup_sub(
+    parent: &'static CommandSpec,
+    name: &[u8],
+) -> Option<(usize, &'static CommandSpec)> {
+    let pos = parent
+        .subcommands
+        .iter()
+        .position(|c| name.eq_ignore_ascii_case(c.name.as_bytes()))?;
+    let base = *registry().sub_base.get(parent.name)?;
+    Some((base + pos, &parent.subcommands[pos]))
+}
+
+/// The full name Redis uses in messages: `get`, `config|get`.
+pub fn full_name(parent: Option<&CommandSpec>, cmd: &CommandSpec) -> String {
+    match parent {
+        Some(p) => format!("{}|{}", p.name, cmd.name),
+        None => cmd.name.to_string(),
+    }
+}
+
+/// What a handler sees: the server, its client, its reply buffer and the
+/// time the command started (one clock read per command, as Redis does).
+pub struct Ctx<'a> {
+    pub srv: &'a ServerState,
+    pub client: &'a mut Client,
+    pub out: &'a mut ReplyBuf,
+    pub now_ms: i64,
+    pub touch: Touch,
+}
+
+/// What a handler needs to reach the keyspace, split from the reply buffer
+/// so both can be borrowed at once.
+#[derive(Clone, Copy)]
+pub struct Access<'a> {
+    pub srv: &'a ServerState,
+    pub db: usize,
+    pub now_ms: i64,
+    pub touch: Touch,
+}
+
+impl<'a> Access<'a> {
+    /// Runs `f` on the client's database with the shard of `key` locked.
+    #[inline]
+    pub fn with_key<R>(self, key: &[u8], f: impl FnOnce(&mut Db) -> R) -> R {
+        let mut locks = self.srv.keyspace.lock_key(key);
+        let mut db = locks.db(self.db, self.now_ms, self.touch);
+        f(&mut db)
+    }
+
+    /// Runs `f` with the shards of all `keys` locked, atomically.
+    pub fn with_keys<'k, R>(
+        self,
+        keys: impl IntoIterator<Item = &'k [u8]>,
+        f: impl FnOnce(&mut Db) -> R,
+    ) -> R {
+        let mut locks = self.srv.keyspace.lock_keys(keys);
+        let mut db = locks.db(self.db, self.now_ms, self.touch);
+        f(&mut db)
+    }
+
+    /// Runs `f` with every shard locked (whole-keyspace atomic operations).
+    pub fn with_all<R>(self, f: impl FnOnce(&mut LockSet) -> R) -> R {
+        let mut locks = self.srv.keyspace.lock_all();
+        f(&mut locks)
+    }
+}
+
+impl<'a> Ctx<'a> {
+    #[inline]
+    pub fn access(&self) -> Access<'a> {
+        Access {
+            srv: self.srv,
+            db: self.client.db,
+            now_ms: self.now_ms,
+            touch: self.touch,
+        }
+    }
+
+    /// The keyspace access and the reply buffer, borrowed together.
+    #[inline]
+    pub fn split(&mut self) -> (Access<'a>, &mut ReplyBuf) {
+        (self.access(), &mut *self.out)
+    }
+
+    #[inline]
+    pub fn with_key<R>(&self, key: &[u8], f: impl FnOnce(&mut Db) -> R) -> R {
+        self.access().with_key(key, f)
+    }
+
+    pub fn with_keys<'k, R>(
+        &self,
+        keys: impl IntoIterator<Item = &'k [u8]>,
+        f: impl FnOnce(&mut Db) -> R,
+    ) -> R {
+        self.access().with_keys(keys, f)
+    }
+
+    pub fn with_all<R>(&self, f: impl FnOnce(&mut LockSet) -> R) -> R {
+        self.access().with_all(f)
+    }
+}
+
+/// Replies `+OK`.
+pub fn ok(ctx: &mut Ctx) -> CmdResult {
+    ctx.out.ok();
+    Ok(())
+}
+
+/// The `... Try X HELP.` error for unknown subcommands.
+pub fn unknown_subcommand(container: &str, sub: &[u8]) -> CmdError {
+    let sub = String::from_utf8_lossy(&sub[..sub.len().min(128)]).into_owned();
+    CmdError::msg(format!(
+        "ERR unknown subcommand '{}'. Try {} HELP.",
+        sub,
+        container.to_ascii_uppercase()
+    ))
+}

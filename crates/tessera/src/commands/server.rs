@@ -1,0 +1,1307 @@
+//! Server commands: INFO, CONFIG, COMMAND, TIME, LASTSAVE, SHUTDOWN,
+//! SLOWLOG, LATENCY, MONITOR, MEMORY and DEBUG.
+
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering::Relaxed;
+
+use super::args::{eq_ic, float, int, lossy};
+use super::flags::*;
+use super::generic::{container, help_reply};
+use super::{acl, all_commands, CmdError, CmdResult, CommandSpec, Ctx, KeySpec, NO_KEYS};
+use crate::server::log;
+use crate::server::state::{unix_ms, unix_us};
+use crate::util::glob::glob_match;
+
+macro_rules! cmd {
+    ($name:literal, $arity:expr, $flags:expr, $acl:expr, $since:literal, $sum:literal, $h:path) => {
+        cmd!($name, $arity, $flags, $acl, $since, $sum, $h, &[])
+    };
+    ($name:literal, $arity:expr, $flags:expr, $acl:expr, $since:literal, $sum:literal, $h:path, $subs:expr) => {
+        CommandSpec {
+            name: $name,
+            arity: $arity,
+            flags: $flags,
+            acl: $acl,
+            keys: NO_KEYS,
+            group: "server",
+            since: $since,
+            summary: $sum,
+            complexity: "O(1)",
+            handler: $h,
+            subcommands: $subs,
+        }
+    };
+}
+
+const LS: u32 = LOADING | STALE;
+
+pub static COMMANDS: &[CommandSpec] = &[
+    cmd!(
+        "info",
+        -1,
+        LS | SENTINEL,
+        acl::DANGEROUS,
+        "1.0.0",
+        "Returns information and statistics about the server.",
+        info
+    ),
+    cmd!(
+        "config",
+        -2,
+        0,
+        0,
+        "2.0.0",
+        "A container for server configuration commands.",
+        container,
+        CONFIG_SUBS
+    ),
+    cmd!(
+        "command",
+        -1,
+        LS | SENTINEL,
+        acl::CONNECTION,
+        "2.8.13",
+        "Returns detailed information about all commands.",
+        command,
+        COMMAND_SUBS
+    ),
+    cmd!(
+        "time",
+        1,
+        LS | FAST,
+        0,
+        "2.6.0",
+        "Returns the server time.",
+        time
+    ),
+    cmd!(
+        "lastsave",
+        1,
+        LS | FAST,
+        acl::ADMIN | acl::DANGEROUS,
+        "1.0.0",
+        "Returns the Unix timestamp of the last successful save to disk.",
+        lastsave
+    ),
+    cmd!(
+        "shutdown",
+        -1,
+        ADMIN | NOSCRIPT | LS | NO_MULTI | SENTINEL | ALLOW_BUSY,
+        0,
+        "1.0.0",
+        "Stops the server.",
+        shutdown
+    ),
+    cmd!(
+        "slowlog",
+        -2,
+        0,
+        0,
+        "2.2.12",
+        "A container for slow log commands.",
+        container,
+        SLOWLOG_SUBS
+    ),
+    cmd!(
+        "latency",
+        -2,
+        0,
+        0,
+        "2.8.13",
+        "A container for latency diagnostics commands.",
+        container,
+        LATENCY_SUBS
+    ),
+    cmd!(
+        "monitor",
+        1,
+        ADMIN | NOSCRIPT | LS,
+        0,
+        "1.0.0",
+        "Listens for all requests received by the server in real time.",
+        monitor
+    ),
+    cmd!(
+        "memory",
+        -2,
+        0,
+        0,
+        "4.0.0",
+        "A container for memory diagnostics commands.",
+        container,
+        MEMORY_SUBS
+    ),
+    cmd!(
+        "debug",
+        -2,
+        ADMIN | NOSCRIPT | LS | PROTECTED,
+        0,
+        "1.0.0",
+        "A container for debugging commands.",
+        debug
+    ),
+];
+
+static CONFIG_SUBS: &[CommandSpec] = &[
+    cmd!(
+        "get",
+        -3,
+        ADMIN | NOSCRIPT | LS,
+        0,
+        "2.0.0",
+        "Returns the effective values of configuration parameters.",
+        config_get
+    ),
+    cmd!(
+        "set",
+        -4,
+        ADMIN | NOSCRIPT | LS,
+        0,
+        "2.0.0",
+        "Sets configuration parameters in-flight.",
+        config_set
+    ),
+    cmd!(
+        "resetstat",
+        2,
+        ADMIN | NOSCRIPT | LS,
+        0,
+        "2.0.0",
+        "Resets the server's statistics.",
+        config_resetstat
+    ),
+    cmd!(
+        "rewrite",
+        2,
+        ADMIN | NOSCRIPT | LS,
+        0,
+        "2.8.0",
+        "Persists the effective configuration to file.",
+        config_rewrite
+    ),
+    cmd!(
+        "help",
+        2,
+        LS,
+        0,
+        "5.0.0",
+        "Returns helpful text about the different subcommands.",
+        config_help
+    ),
+];
+
+static COMMAND_SUBS: &[CommandSpec] = &[
+    cmd!(
+        "count",
+        2,
+        LS,
+        acl::CONNECTION,
+        "2.8.13",
+        "Returns a count of commands.",
+        command_count
+    ),
+    cmd!(
+        "list",
+        -2,
+        LS,
+        acl::CONNECTION,
+        "7.0.0",
+        "Returns a list of command names.",
+        command_list
+    ),
+    cmd!(
+        "info",
+        -2,
+        LS,
+        acl::CONNECTION,
+        "2.8.13",
+        "Returns information about one, multiple or all commands.",
+        command_info
+    ),
+    cmd!(
+        "docs",
+        -2,
+        LS,
+        acl::CONNECTION,
+        "7.0.0",
+        "Returns documentary information about one, multiple or all commands.",
+        command_docs
+    ),
+    cmd!(
+        "getkeys",
+        -3,
+        LS,
+        acl::CONNECTION,
+        "2.8.13",
+        "Extracts the key names from an arbitrary command.",
+        command_getkeys
+    ),
+    cmd!(
+        "help",
+        2,
+        LS,
+        acl::CONNECTION,
+        "5.0.0",
+        "Returns helpful text about the different subcommands.",
+        command_help
+    ),
+];
+
+static SLOWLOG_SUBS: &[CommandSpec] = &[
+    cmd!(
+        "get",
+        -2,
+        ADMIN | LS,
+        0,
+        "2.2.12",
+        "Returns the slow log's entries.",
+        slowlog_get
+    ),
+    cmd!(
+        "len",
+        2,
+        ADMIN | LS,
+        0,
+        "2.2.12",
+        "Returns the number of entries in the slow log.",
+        slowlog_len
+    ),
+    cmd!(
+        "reset",
+        2,
+        ADMIN | LS,
+        0,
+        "2.2.12",
+        "Clears all entries from the slow log.",
+        slowlog_reset
+    ),
+    cmd!(
+        "help",
+        2,
+        LS,
+        0,
+        "6.2.0",
+        "Returns helpful text about the different subcommands.",
+        slowlog_help
+    ),
+];
+
+static LATENCY_SUBS: &[CommandSpec] = &[
+    cmd!(
+        "latest",
+        2,
+        ADMIN | NOSCRIPT | LS,
+        0,
+        "2.8.13",
+        "Returns the latest latency samples for all events.",
+        latency_latest
+    ),
+    cmd!(
+        "history",
+        3,
+        ADMIN | NOSCRIPT | LS,
+        0,
+        "2.8.13",
+        "Returns timestamp-latency samples for an event.",
+        latency_history
+    ),
+    cmd!(
+        "reset",
+        -2,
+        ADMIN | NOSCRIPT | LS,
+        0,
+        "2.8.13",
+        "Resets the latency data for one or more events.",
+        latency_reset
+    ),
+    cmd!(
+        "help",
+        2,
+        LS,
+        0,
+        "2.8.13",
+        "Returns helpful text about the different subcommands.",
+        latency_help
+    ),
+];
+
+static MEMORY_SUBS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "usage",
+        arity: -3,
+        flags: READONLY,
+        acl: acl::KEYSPACE,
+        keys: KeySpec {
+            first: 2,
+            last: 2,
+            step: 1,
+        },
+        group: "server",
+        since: "4.0.0",
+        summary: "Estimates the memory usage of a key.",
+        complexity: "O(N) where N is the number of samples.",
+        handler: memory_usage,
+        subcommands: &[],
+    },
+    cmd!(
+        "stats",
+        2,
+        0,
+        0,
+        "4.0.0",
+        "Returns details about memory usage.",
+        memory_stats
+    ),
+    cmd!(
+        "doctor",
+        2,
+        0,
+        0,
+        "4.0.0",
+        "Outputs a memory problems report.",
+        memory_doctor
+    ),
+    cmd!(
+        "help",
+        2,
+        LS,
+        0,
+        "4.0.0",
+        "Returns helpful text about the different subcommands.",
+        memory_help
+    ),
+];
+
+// ---------------------------------------------------------------- INFO
+
+fn info(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let mut wanted: Vec<String> = args[1..]
+        .iter()
+        .map(|a| lossy(a).to_ascii_lowercase())
+        .collect();
+    if wanted.is_empty() {
+        wanted.push("default".into());
+    }
+    let default_sections = [
+        "server",
+        "clients",
+        "memory",
+        "persistence",
+        "stats",
+        "replication",
+        "cpu",
+        "modules",
+        "errorstats",
+        "cluster",
+        "keyspace",
+    ];
+    let all_sections = [
+        "server",
+        "clients",
+        "memory",
+        "persistence",
+        "stats",
+        "replication",
+        "cpu",
+        "modules",
+        "commandstats",
+        "errorstats",
+        "cluster",
+        "keyspace",
+    ];
+    let mut sections: Vec<&str> = Vec::new();
+    for w in &wanted {
+        match w.as_str() {
+            "default" => sections.extend(default_sections),
+            "all" | "everything" => sections.extend(all_sections),
+            s => {
+                if let Some(found) = all_sections.iter().find(|x| **x == s) {
+                    sections.push(found);
+                }
+            }
+        }
+    }
+    let mut text = String::new();
+    for s in all_sections {
+        if !sections.contains(&s) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str("\r\n");
+        }
+        info_section(ctx, s, &mut text);
+    }
+    ctx.out.verbatim(b"txt", text.as_bytes());
+    Ok(())
+}
+
+fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
+    let srv = ctx.srv;
+    let cfg = &srv.config;
+    match section {
+        "server" => {
+            let uptime = srv.uptime_secs();
+            let _ = write!(
+                t,
+                "# Server\r\nredis_version:{}\r\ntessera_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:64\r\nmonotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nprocess_supervised:no\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nlru_clock:{}\r\nexecutable:{}\r\nconfig_file:{}\r\nio_threads_active:{}\r\n",
+                crate::REDIS_COMPAT_VERSION,
+                crate::TESSERA_VERSION,
+                std::env::consts::OS,
+                std::env::consts::ARCH,
+                std::process::id(),
+                srv.run_id,
+                srv.port,
+                unix_us(),
+                uptime,
+                uptime / 86400,
+                cfg.hz(),
+                cfg.hz(),
+                (unix_ms() / 1000) & 0xff_ffff,
+                srv.executable,
+                srv.config_file.clone().unwrap_or_default(),
+                (srv.workers.len() > 1) as u8,
+            );
+        }
+        "clients" => {
+            let _ = write!(
+                t,
+                "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:0\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n",
+                srv.clients.connected(),
+                cfg.maxclients(),
+            );
+        }
+        "memory" => {
+            let used = srv.used_memory_now();
+            let rss = crate::server::memory::rss_bytes();
+            let (allocated, active, resident, _mapped, _retained) =
+                crate::server::memory::allocator_stats();
+            let peak = srv.peak_memory.load(Relaxed).max(used);
+            let _ = write!(
+                t,
+                "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\nused_memory_dataset:{used}\r\nallocator_allocated:{allocated}\r\nallocator_active:{active}\r\nallocator_resident:{resident}\r\ntotal_system_memory:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_allocator:jemalloc\r\nlazyfree_pending_objects:0\r\n",
+                human(used),
+                human(rss),
+                human(peak),
+                if peak > 0 { used as f64 * 100.0 / peak as f64 } else { 100.0 },
+                total_system_memory(),
+                cfg.maxmemory(),
+                human(cfg.maxmemory()),
+                policy_name(ctx),
+                if allocated > 0 { active as f64 / allocated as f64 } else { 1.0 },
+                if used > 0 { rss as f64 / used as f64 } else { 1.0 },
+            );
+        }
+        "persistence" => {
+            let _ = write!(
+                t,
+                "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\nrdb_last_bgsave_time_sec:-1\r\nrdb_current_bgsave_time_sec:-1\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_last_write_status:ok\r\n",
+                srv.lastsave_s.load(Relaxed)
+            );
+        }
+        "stats" => {
+            let ks = srv.keyspace.stats();
+            let total = |f: fn(&crate::server::stats::WorkerStats) -> u64| srv.stat_total(f);
+            let _ = write!(
+                t,
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:0\r\npubsub_patterns:0\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\ntotal_error_replies:{}\r\n",
+                total(|w| w.connections_received.get()),
+                total(|w| w.commands_processed.get()),
+                total(|w| w.net_input_bytes.get()),
+                total(|w| w.net_output_bytes.get()),
+                total(|w| w.rejected_connections.get()),
+                ks.expired_keys,
+                total(|w| w.evicted_keys.get()),
+                ks.keyspace_hits,
+                ks.keyspace_misses,
+                error_totals(ctx).values().sum::<u64>(),
+            );
+        }
+        "replication" => {
+            let _ = write!(
+                t,
+                "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\nrepl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n",
+                srv.run_id
+            );
+        }
+        "cpu" => {
+            let (us, sy) = cpu_times();
+            let _ = write!(
+                t,
+                "# CPU\r\nused_cpu_sys:{sy:.6}\r\nused_cpu_user:{us:.6}\r\nused_cpu_sys_children:0.000000\r\nused_cpu_user_children:0.000000\r\n"
+            );
+        }
+        "modules" => t.push_str("# Modules\r\n"),
+        "cluster" => t.push_str("# Cluster\r\ncluster_enabled:0\r\n"),
+        "errorstats" => {
+            t.push_str("# Errorstats\r\n");
+            let mut errs: Vec<_> = error_totals(ctx).into_iter().collect();
+            errs.sort();
+            for (code, n) in errs {
+                let _ = write!(t, "errorstat_{code}:count={n}\r\n");
+            }
+        }
+        "commandstats" => {
+            t.push_str("# Commandstats\r\n");
+            for id in 0..super::command_count_with_subs() {
+                let calls: u64 = srv.workers.iter().map(|w| w.commands[id].calls.get()).sum();
+                let rejected: u64 = srv
+                    .workers
+                    .iter()
+                    .map(|w| w.commands[id].rejected.get())
+                    .sum();
+                let failed: u64 = srv
+                    .workers
+                    .iter()
+                    .map(|w| w.commands[id].failed.get())
+                    .sum();
+                if calls == 0 && rejected == 0 && failed == 0 {
+                    continue;
+                }
+                let usec: u64 = srv.workers.iter().map(|w| w.commands[id].usec.get()).sum();
+                let Some((name, _)) = super::by_id(id) else {
+                    continue;
+                };
+                let per = if calls > 0 {
+                    usec as f64 / calls as f64
+                } else {
+                    0.0
+                };
+                let _ = write!(
+                    t,
+                    "cmdstat_{name}:calls={calls},usec={usec},usec_per_call={per:.2},rejected_calls={rejected},failed_calls={failed}\r\n"
+                );
+            }
+        }
+        "keyspace" => {
+            t.push_str("# Keyspace\r\n");
+            for (db, (keys, expires)) in srv.keyspace.db_counts().into_iter().enumerate() {
+                if keys > 0 {
+                    let _ = write!(t, "db{db}:keys={keys},expires={expires},avg_ttl=0\r\n");
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn error_totals(ctx: &Ctx) -> std::collections::HashMap<String, u64> {
+    let mut m = std::collections::HashMap::new();
+    for w in &ctx.srv.workers {
+        for (k, v) in w.errors.lock().iter() {
+            *m.entry(k.clone()).or_insert(0) += v;
+        }
+    }
+    m
+}
+
+fn policy_name(ctx: &Ctx) -> String {
+    ctx.srv
+        .config
+        .get(&[b"maxmemory-policy".as_slice()])
+        .into_iter()
+        .next()
+        .map(|(_, v)| lossy(&v))
+        .unwrap_or_else(|| "noeviction".into())
+}
+
+fn human(n: u64) -> String {
+    let f = n as f64;
+    if f < 1024.0 {
+        format!("{n}B")
+    } else if f < 1024.0 * 1024.0 {
+        format!("{:.2}K", f / 1024.0)
+    } else if f < 1024.0 * 1024.0 * 1024.0 {
+        format!("{:.2}M", f / 1024.0 / 1024.0)
+    } else {
+        format!("{:.2}G", f / 1024.0 / 1024.0 / 1024.0)
+    }
+}
+
+fn total_system_memory() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| {
+                    l.split_whitespace()
+                        .nth(1)
+                        .and_then(|v| v.parse::<u64>().ok())
+                })
+        })
+        .map(|kb| kb * 1024)
+        .unwrap_or(0)
+}
+
+fn cpu_times() -> (f64, f64) {
+    // SAFETY: getrusage writes into the zeroed struct we pass and nothing else.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: RUSAGE_SELF with a valid pointer to an owned rusage.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return (0.0, 0.0);
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (tv(ru.ru_utime), tv(ru.ru_stime))
+}
+
+// ---------------------------------------------------------------- CONFIG
+
+fn config_get(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let pairs = ctx.srv.config.get(&args[2..]);
+    ctx.out.map(pairs.len());
+    for (k, v) in pairs {
+        ctx.out.bulk(k.as_bytes());
+        ctx.out.bulk(&v);
+    }
+    Ok(())
+}
+
+fn config_set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    if (args.len() - 2) % 2 != 0 {
+        return Err(CmdError::WrongArity("config|set".into()));
+    }
+    let pairs: Vec<(&[u8], &[u8])> = args[2..].chunks_exact(2).map(|c| (c[0], c[1])).collect();
+    ctx.srv.config.set(&pairs).map_err(CmdError::msg)?;
+    for (k, _) in &pairs {
+        if eq_ic(k, "loglevel") || eq_ic(k, "logfile") {
+            apply_logging(ctx);
+        }
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+/// Re-reads the logging directives after CONFIG SET.
+pub fn apply_logging(ctx: &Ctx) {
+    let level = match ctx.srv.config.loglevel() {
+        crate::config::LogLevel::Debug => log::Level::Debug,
+        crate::config::LogLevel::Verbose => log::Level::Verbose,
+        crate::config::LogLevel::Notice => log::Level::Notice,
+        _ => log::Level::Warning,
+    };
+    log::configure(level, &ctx.srv.config.logfile());
+}
+
+fn config_resetstat(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    for w in &ctx.srv.workers {
+        w.reset();
+    }
+    ctx.srv.acceptor.reset();
+    ctx.srv.keyspace.reset_stats();
+    ctx.srv.slowlog.lock().entries.clear();
+    ctx.srv.latency.lock().clear();
+    ctx.srv.peak_memory.store(0, Relaxed);
+    ctx.srv.stat_reset_unix_ms.store(unix_ms(), Relaxed);
+    ctx.out.ok();
+    Ok(())
+}
+
+fn config_rewrite(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.srv.config.rewrite().map_err(CmdError::msg)?;
+    ctx.out.ok();
+    Ok(())
+}
+
+fn config_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    help_reply(
+        ctx,
+        "CONFIG",
+        &[
+            "GET <pattern>",
+            "    Return parameters matching the glob-like <pattern> and their values.",
+            "SET <directive> <value>",
+            "    Set the configuration <directive> to <value>.",
+            "RESETSTAT",
+            "    Reset statistics reported by the INFO command.",
+            "REWRITE",
+            "    Rewrite the configuration file.",
+        ],
+    )
+}
+
+// ---------------------------------------------------------------- COMMAND
+
+fn command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    // Plain COMMAND (arity -1 lets it through without a subcommand).
+    let _ = args;
+    let cmds = all_commands();
+    ctx.out.array(cmds.len());
+    for c in cmds {
+        command_entry(ctx, c, None);
+    }
+    Ok(())
+}
+
+fn flag_names(c: &CommandSpec) -> Vec<&'static str> {
+    let mut v: Vec<&str> = super::flags::NAMES
+        .iter()
+        .filter(|(f, _)| c.flags & f != 0)
+        .map(|(_, n)| *n)
+        .collect();
+    if c.keys.first <= 0 && c.flags & NO_MANDATORY_KEYS == 0 && v.is_empty() {
+        // Nothing extra: Redis prints an empty set.
+    }
+    v.dedup();
+    v
+}
+
+fn acl_names(c: &CommandSpec) -> Vec<&'static str> {
+    let cats = c.acl_categories();
+    super::acl::NAMES
+        .iter()
+        .filter(|(f, _)| cats & f != 0)
+        .map(|(_, n)| *n)
+        .collect()
+}
+
+/// One COMMAND INFO entry in Redis 7.0's ten-field shape.
+fn command_entry(ctx: &mut Ctx, c: &CommandSpec, parent: Option<&CommandSpec>) {
+    let name = super::full_name(parent, c);
+    let out = &mut *ctx.out;
+    out.array(10);
+    out.bulk(name.as_bytes());
+    out.int(c.arity as i64);
+    let flags = flag_names(c);
+    out.set(flags.len());
+    for f in flags {
+        out.simple(f.as_bytes());
+    }
+    out.int(c.keys.first as i64);
+    out.int(c.keys.last as i64);
+    out.int(c.keys.step as i64);
+    let cats = acl_names(c);
+    out.set(cats.len());
+    for a in cats {
+        out.simple(format!("@{a}").as_bytes());
+    }
+    out.set(0);
+    if c.keys.first > 0 {
+        out.array(1);
+        out.map(3);
+        out.bulk(b"flags");
+        let kflags: &[&str] = if c.has(WRITE) {
+            &["RW", "update"]
+        } else {
+            &["RO", "access"]
+        };
+        out.set(kflags.len());
+        for f in kflags {
+            out.simple(f.as_bytes());
+        }
+        out.bulk(b"begin_search");
+        out.map(2);
+        out.bulk(b"type");
+        out.bulk(b"index");
+        out.bulk(b"spec");
+        out.map(1);
+        out.bulk(b"index");
+        out.int(c.keys.first as i64);
+        out.bulk(b"find_keys");
+        out.map(2);
+        out.bulk(b"type");
+        out.bulk(b"range");
+        out.bulk(b"spec");
+        out.map(3);
+        out.bulk(b"lastkey");
+        let last = if c.keys.last < 0 {
+            c.keys.last
+        } else {
+            c.keys.last - c.keys.first
+        };
+        out.int(last as i64);
+        out.bulk(b"keystep");
+        out.int(c.keys.step as i64);
+        out.bulk(b"limit");
+        out.int(0);
+    } else {
+        out.array(0);
+    }
+    out.array(c.subcommands.len());
+    for s in c.subcommands {
+        command_entry(ctx, s, Some(c));
+    }
+}
+
+fn command_count(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.out.int(all_commands().len() as i64);
+    Ok(())
+}
+
+fn command_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let mut filter: Option<(String, &[u8])> = None;
+    if args.len() == 5 && eq_ic(args[2], "filterby") {
+        let kind = lossy(args[3]).to_ascii_lowercase();
+        if !["module", "aclcat", "pattern"].contains(&kind.as_str()) {
+            return Err(CmdError::Syntax);
+        }
+        filter = Some((kind, args[4]));
+    } else if args.len() != 2 {
+        return Err(CmdError::Syntax);
+    }
+    let mut names = Vec::new();
+    for c in all_commands() {
+        let mut entries = vec![(c.name.to_string(), *c)];
+        for s in c.subcommands {
+            entries.push((format!("{}|{}", c.name, s.name), s));
+        }
+        for (n, spec) in entries {
+            let keep = match &filter {
+                None => true,
+                Some((k, v)) if k == "module" => {
+                    let _ = v;
+                    false
+                }
+                Some((k, v)) if k == "aclcat" => {
+                    let cat = lossy(v).to_ascii_lowercase();
+                    acl_names(spec).contains(&cat.as_str())
+                }
+                Some((_, v)) => glob_match(v, n.as_bytes(), true),
+            };
+            if keep {
+                names.push(n);
+            }
+        }
+    }
+    ctx.out.array(names.len());
+    for n in names {
+        ctx.out.bulk(n.as_bytes());
+    }
+    Ok(())
+}
+
+fn command_info(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    if args.len() == 2 {
+        return command(ctx, args);
+    }
+    ctx.out.array(args.len() - 2);
+    for name in &args[2..] {
+        match find_any(name) {
+            Some((c, parent)) => command_entry(ctx, c, parent),
+            None => ctx.out.null_array(),
+        }
+    }
+    Ok(())
+}
+
+/// Finds `get` or `config|get`.
+fn find_any(name: &[u8]) -> Option<(&'static CommandSpec, Option<&'static CommandSpec>)> {
+    let s = lossy(name);
+    match s.split_once('|') {
+        Some((p, sub)) => {
+            let (_, parent) = super::lookup(p.as_bytes())?;
+            let (_, c) = super::lookup_sub(parent, sub.as_bytes())?;
+            Some((c, Some(parent)))
+        }
+        None => super::lookup(name).map(|(_, c)| (c, None)),
+    }
+}
+
+fn docs_entry(ctx: &mut Ctx, c: &CommandSpec, parent: Option<&CommandSpec>) {
+    let out = &mut *ctx.out;
+    out.bulk(super::full_name(parent, c).as_bytes());
+    let fields = 4 + (!c.subcommands.is_empty()) as usize;
+    out.map(fields);
+    out.bulk(b"summary");
+    out.bulk(c.summary.as_bytes());
+    out.bulk(b"since");
+    out.bulk(c.since.as_bytes());
+    out.bulk(b"group");
+    out.bulk(c.group.as_bytes());
+    out.bulk(b"complexity");
+    out.bulk(c.complexity.as_bytes());
+    if !c.subcommands.is_empty() {
+        out.bulk(b"subcommands");
+        out.map(c.subcommands.len());
+        for s in c.subcommands {
+            docs_entry(ctx, s, Some(c));
+        }
+    }
+}
+
+fn command_docs(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let mut found: Vec<(&CommandSpec, Option<&CommandSpec>)> = Vec::new();
+    if args.len() == 2 {
+        found.extend(all_commands().iter().map(|c| (*c, None)));
+    } else {
+        for n in &args[2..] {
+            if let Some(f) = find_any(n) {
+                found.push(f);
+            }
+        }
+    }
+    ctx.out.map(found.len());
+    for (c, p) in found {
+        docs_entry(ctx, c, p);
+    }
+    Ok(())
+}
+
+fn command_getkeys(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let target = &args[2..];
+    let Some((_, mut c)) = super::lookup(target[0]) else {
+        return Err(CmdError::msg("ERR Invalid command specified"));
+    };
+    if !c.subcommands.is_empty() {
+        if let Some((_, s)) = target.get(1).and_then(|a| super::lookup_sub(c, a)) {
+            c = s;
+        }
+    }
+    if !c.arity_ok(target.len()) {
+        return Err(CmdError::msg(
+            "ERR Invalid number of arguments specified for command",
+        ));
+    }
+    let idx: Vec<usize> = c.key_indices(target.len()).collect();
+    if idx.is_empty() {
+        return Err(CmdError::msg("ERR The command has no key arguments"));
+    }
+    ctx.out.array(idx.len());
+    for i in idx {
+        ctx.out.bulk(target[i]);
+    }
+    Ok(())
+}
+
+fn command_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    help_reply(
+        ctx,
+        "COMMAND",
+        &[
+            "(no subcommand)",
+            "    Return details about all commands.",
+            "COUNT",
+            "    Return the total number of commands in this server.",
+            "LIST",
+            "    Return a list of all commands in this server.",
+            "INFO [<command-name> ...]",
+            "    Return details about multiple commands.",
+            "DOCS [<command-name> ...]",
+            "    Return documentation details about multiple commands.",
+            "GETKEYS <full-command>",
+            "    Return the keys from a full command.",
+        ],
+    )
+}
+
+// ---------------------------------------------------------------- misc
+
+fn time(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let us = unix_us();
+    ctx.out.array(2);
+    ctx.out.bulk_int(us / 1_000_000);
+    ctx.out.bulk_int(us % 1_000_000);
+    Ok(())
+}
+
+fn lastsave(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.out.int(ctx.srv.lastsave_s.load(Relaxed));
+    Ok(())
+}
+
+fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let mut save = false;
+    let mut abort = false;
+    for a in &args[1..] {
+        if eq_ic(a, "nosave") {
+            save = false;
+        } else if eq_ic(a, "save") {
+            save = true;
+        } else if eq_ic(a, "now") || eq_ic(a, "force") {
+        } else if eq_ic(a, "abort") {
+            abort = true;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+    }
+    if abort {
+        return Err(CmdError::msg("ERR No shutdown in progress."));
+    }
+    if save {
+        // Snapshots arrive with the persistence issue; refusing is honest.
+        log::warning("SHUTDOWN SAVE requested but this build has no RDB persistence");
+        return Err(CmdError::msg("ERR Errors trying to SHUTDOWN. Check logs."));
+    }
+    log::warning("User requested shutdown...");
+    log::notice("Tessera is now ready to exit, bye bye...");
+    ctx.srv.shutting_down.store(true, Relaxed);
+    std::process::exit(0);
+}
+
+fn slowlog_get(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let count = match args.get(2) {
+        None => 10,
+        Some(a) => {
+            let n = int(a)
+                .map_err(|_| CmdError::msg("ERR count should be greater than or equal to -1"))?;
+            if n < -1 {
+                return Err(CmdError::msg(
+                    "ERR count should be greater than or equal to -1",
+                ));
+            }
+            n
+        }
+    };
+    if args.len() > 3 {
+        return Err(CmdError::WrongArity("slowlog|get".into()));
+    }
+    let log = ctx.srv.slowlog.lock();
+    let n = if count == -1 {
+        log.entries.len()
+    } else {
+        (count as usize).min(log.entries.len())
+    };
+    let out = &mut *ctx.out;
+    out.array(n);
+    for e in log.entries.iter().take(n) {
+        out.array(6);
+        out.int(e.id as i64);
+        out.int(e.time_s);
+        out.int(e.duration_us as i64);
+        out.array(e.args.len());
+        for a in &e.args {
+            out.bulk(a);
+        }
+        out.bulk(e.peer.as_bytes());
+        out.bulk(e.name.as_bytes());
+    }
+    Ok(())
+}
+
+fn slowlog_len(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let n = ctx.srv.slowlog.lock().entries.len();
+    ctx.out.int(n as i64);
+    Ok(())
+}
+
+fn slowlog_reset(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.srv.slowlog.lock().entries.clear();
+    ctx.out.ok();
+    Ok(())
+}
+
+fn slowlog_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    help_reply(
+        ctx,
+        "SLOWLOG",
+        &[
+            "GET [<count>]",
+            "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+            "LEN",
+            "    Return the length of the slowlog.",
+            "RESET",
+            "    Reset the slowlog.",
+        ],
+    )
+}
+
+fn latency_latest(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let lat = ctx.srv.latency.lock();
+    let mut events: Vec<_> = lat.iter().collect();
+    events.sort_by(|a, b| a.0.cmp(b.0));
+    let out = &mut *ctx.out;
+    out.array(events.len());
+    for (name, s) in events {
+        let (t, v) = s.samples.back().copied().unwrap_or((0, 0));
+        out.array(4);
+        out.bulk(name.as_bytes());
+        out.int(t);
+        out.int(v as i64);
+        out.int(s.max_ms as i64);
+    }
+    Ok(())
+}
+
+fn latency_history(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let lat = ctx.srv.latency.lock();
+    let out = &mut *ctx.out;
+    match lat.get(&lossy(args[2])) {
+        Some(s) => {
+            out.array(s.samples.len());
+            for (t, v) in &s.samples {
+                out.array(2);
+                out.int(*t);
+                out.int(*v as i64);
+            }
+        }
+        None => out.array(0),
+    }
+    Ok(())
+}
+
+fn latency_reset(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let mut lat = ctx.srv.latency.lock();
+    let n = if args.len() == 2 {
+        let n = lat.len();
+        lat.clear();
+        n
+    } else {
+        args[2..]
+            .iter()
+            .filter(|a| lat.remove(&lossy(a)).is_some())
+            .count()
+    };
+    drop(lat);
+    ctx.out.int(n as i64);
+    Ok(())
+}
+
+fn latency_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    help_reply(
+        ctx,
+        "LATENCY",
+        &[
+            "HISTORY <event>",
+            "    Return time-latency samples for the <event> class.",
+            "LATEST",
+            "    Return the latest latency samples for all events.",
+            "RESET [<event> ...]",
+            "    Reset latency data of one or more <event> classes.",
+        ],
+    )
+}
+
+fn monitor(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.client.become_monitor = true;
+    ctx.out.ok();
+    Ok(())
+}
+
+fn memory_usage(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let key = args[2];
+    let mut i = 3;
+    while i < args.len() {
+        if eq_ic(args[i], "samples") && i + 1 < args.len() {
+            let n = int(args[i + 1])?;
+            if n < 0 {
+                return Err(CmdError::Syntax);
+            }
+            i += 2;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+    }
+    let (dbi, now) = (ctx.client.db, ctx.now_ms);
+    let size = {
+        let mut locks = ctx.srv.keyspace.lock_key(key);
+        let mut db = locks.db(dbi, now, crate::keyspace::Touch::None);
+        db.get_write(key).map(|e| {
+            e.value.heap_size() + key.len() + std::mem::size_of::<crate::keyspace::Entry>() + 24
+        })
+    };
+    match size {
+        Some(n) => ctx.out.int(n as i64),
+        None => ctx.out.null(),
+    }
+    Ok(())
+}
+
+fn memory_stats(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let used = ctx.srv.used_memory_now();
+    let peak = ctx.srv.peak_memory.load(Relaxed).max(used);
+    let rss = crate::server::memory::rss_bytes();
+    let (allocated, active, resident, _, _) = crate::server::memory::allocator_stats();
+    let keys: usize = ctx.srv.keyspace.db_counts().iter().map(|c| c.0).sum();
+    let out = &mut *ctx.out;
+    let fields: Vec<(&str, i64)> = vec![
+        ("peak.allocated", peak as i64),
+        ("total.allocated", used as i64),
+        ("startup.allocated", 0),
+        ("replication.backlog", 0),
+        ("clients.slaves", 0),
+        ("clients.normal", 0),
+        ("aof.buffer", 0),
+        ("keys.count", keys as i64),
+        ("allocator.allocated", allocated as i64),
+        ("allocator.active", active as i64),
+        ("allocator.resident", resident as i64),
+        ("rss", rss as i64),
+    ];
+    out.map(fields.len());
+    for (k, v) in fields {
+        out.bulk(k.as_bytes());
+        out.int(v);
+    }
+    Ok(())
+}
+
+fn memory_doctor(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let used = ctx.srv.used_memory_now();
+    let text = if used < 5 * 1024 * 1024 {
+        "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting."
+    } else {
+        "Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base."
+    };
+    ctx.out.verbatim(b"txt", text.as_bytes());
+    Ok(())
+}
+
+fn memory_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    help_reply(
+        ctx,
+        "MEMORY",
+        &[
+            "DOCTOR",
+            "    Return memory problems reports.",
+            "STATS",
+            "    Return information about the memory usage of the server.",
+            "USAGE <key> [SAMPLES <count>]",
+            "    Return memory in bytes used by <key> and its value.",
+        ],
+    )
+}
+
+fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let sub = args[1];
+    if eq_ic(sub, "sleep") && args.len() == 3 {
+        let secs = float(args[2])?;
+        if secs > 0.0 {
+            std::thread::sleep(std::time::Duration::from_secs_f64(secs.min(3600.0)));
+        }
+        ctx.out.ok();
+    } else if eq_ic(sub, "set-active-expire") && args.len() == 3 {
+        let v = int(args[2])?;
+        ctx.srv.active_expire.store(v != 0, Relaxed);
+        ctx.out.ok();
+    } else if eq_ic(sub, "object") && args.len() == 3 {
+        let key = args[2];
+        let (dbi, now) = (ctx.client.db, ctx.now_ms);
+        let desc = {
+            let mut locks = ctx.srv.keyspace.lock_key(key);
+            let mut db = locks.db(dbi, now, crate::keyspace::Touch::None);
+            db.get_write(key).map(|e| {
+                let idle = ((now / 1000) as u32).wrapping_sub(e.access);
+                format!(
+                    "Value at:0x{:x} refcount:1 encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
+                    e as *const _ as usize,
+                    e.value.encoding_name(),
+                    e.value.heap_size().max(1),
+                    e.access & 0xff_ffff,
+                    idle
+                )
+            })
+        };
+        match desc {
+            Some(d) => ctx.out.simple(d.as_bytes()),
+            None => return Err(CmdError::NoSuchKey),
+        }
+    } else if eq_ic(sub, "help") {
+        return help_reply(
+            ctx,
+            "DEBUG",
+            &[
+                "OBJECT <key>",
+                "    Show low level info about the key and associated value.",
+                "SET-ACTIVE-EXPIRE <0|1>",
+                "    Setting it to 0 disables expiring keys in background when they are not accessed.",
+                "SLEEP <seconds>",
+                "    Stop the server for <seconds>. Decimals allowed.",
+            ],
+        );
+    } else {
+        return Err(CmdError::msg(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
+            lossy(sub)
+        )));
+    }
+    Ok(())
+}

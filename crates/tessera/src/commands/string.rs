@@ -1,0 +1,861 @@
+//! String commands: GET, SET and friends, counters, ranges, LCS.
+
+use super::args::{eq_ic, int};
+use super::flags::*;
+use super::{acl, CmdError, CmdResult, CommandSpec, Ctx, KeySpec};
+use crate::keyspace::{Db, Entry};
+use crate::types::{StrValue, Value};
+
+const ONE_KEY: KeySpec = KeySpec {
+    first: 1,
+    last: 1,
+    step: 1,
+};
+const ALL_KEYS: KeySpec = KeySpec {
+    first: 1,
+    last: -1,
+    step: 1,
+};
+const PAIRS: KeySpec = KeySpec {
+    first: 1,
+    last: -1,
+    step: 2,
+};
+const TWO_KEYS: KeySpec = KeySpec {
+    first: 1,
+    last: 2,
+    step: 1,
+};
+
+macro_rules! cmd {
+    ($name:literal, $arity:expr, $flags:expr, $keys:expr, $since:literal, $cx:literal, $sum:literal, $h:path) => {
+        CommandSpec {
+            name: $name,
+            arity: $arity,
+            flags: $flags,
+            acl: acl::STRING,
+            keys: $keys,
+            group: "string",
+            since: $since,
+            summary: $sum,
+            complexity: $cx,
+            handler: $h,
+            subcommands: &[],
+        }
+    };
+}
+
+pub static COMMANDS: &[CommandSpec] = &[
+    cmd!(
+        "get",
+        2,
+        READONLY | FAST,
+        ONE_KEY,
+        "1.0.0",
+        "O(1)",
+        "Returns the string value of a key.",
+        get
+    ),
+    cmd!(
+        "set",
+        -3,
+        WRITE | DENYOOM,
+        ONE_KEY,
+        "1.0.0",
+        "O(1)",
+        "Sets the string value of a key, with optional conditions and expiry.",
+        set
+    ),
+    cmd!(
+        "setnx",
+        3,
+        WRITE | DENYOOM | FAST,
+        ONE_KEY,
+        "1.0.0",
+        "O(1)",
+        "Sets a key only if it does not exist.",
+        setnx
+    ),
+    cmd!(
+        "setex",
+        4,
+        WRITE | DENYOOM,
+        ONE_KEY,
+        "2.0.0",
+        "O(1)",
+        "Sets a key with a time to live in seconds.",
+        setex
+    ),
+    cmd!(
+        "psetex",
+        4,
+        WRITE | DENYOOM,
+        ONE_KEY,
+        "2.6.0",
+        "O(1)",
+        "Sets a key with a time to live in milliseconds.",
+        psetex
+    ),
+    cmd!(
+        "mget",
+        -2,
+        READONLY | FAST,
+        ALL_KEYS,
+        "1.0.0",
+        "O(N) where N is the number of keys to retrieve.",
+        "Returns the values of several keys.",
+        mget
+    ),
+    cmd!(
+        "mset",
+        -3,
+        WRITE | DENYOOM,
+        PAIRS,
+        "1.0.1",
+        "O(N) where N is the number of keys to set.",
+        "Sets several keys atomically.",
+        mset
+    ),
+    cmd!(
+        "msetnx",
+        -3,
+        WRITE | DENYOOM,
+        PAIRS,
+        "1.0.1",
+        "O(N) where N is the number of keys to set.",
+        "Sets several keys atomically, only if none of them exists.",
+        msetnx
+    ),
+    cmd!(
+        "getset",
+        3,
+        WRITE | DENYOOM | FAST,
+        ONE_KEY,
+        "1.0.0",
+        "O(1)",
+        "Sets a key and returns its previous value.",
+        getset
+    ),
+    cmd!(
+        "getdel",
+        2,
+        WRITE | FAST,
+        ONE_KEY,
+        "6.2.0",
+        "O(1)",
+        "Returns a key's value and deletes the key.",
+        getdel
+    ),
+    cmd!(
+        "getex",
+        -2,
+        WRITE | FAST,
+        ONE_KEY,
+        "6.2.0",
+        "O(1)",
+        "Returns a key's value and optionally changes its expiry.",
+        getex
+    ),
+    cmd!(
+        "append",
+        3,
+        WRITE | DENYOOM | FAST,
+        ONE_KEY,
+        "2.0.0",
+        "O(1) amortized.",
+        "Appends to a key's string value, creating the key if needed.",
+        append
+    ),
+    cmd!(
+        "strlen",
+        2,
+        READONLY | FAST,
+        ONE_KEY,
+        "2.2.0",
+        "O(1)",
+        "Returns the length of a key's string value.",
+        strlen
+    ),
+    cmd!(
+        "incr",
+        2,
+        WRITE | DENYOOM | FAST,
+        ONE_KEY,
+        "1.0.0",
+        "O(1)",
+        "Increments a key's integer value by one.",
+        incr
+    ),
+    cmd!(
+        "decr",
+        2,
+        WRITE | DENYOOM | FAST,
+        ONE_KEY,
+        "1.0.0",
+        "O(1)",
+        "Decrements a key's integer value by one.",
+        decr
+    ),
+    cmd!(
+        "incrby",
+        3,
+        WRITE | DENYOOM | FAST,
+        ONE_KEY,
+        "1.0.0",
+        "O(1)",
+        "Increments a key's integer value by a number.",
+        incrby
+    ),
+    cmd!(
+        "decrby",
+        3,
+        WRITE | DENYOOM | FAST,
+        ONE_KEY,
+        "1.0.0",
+        "O(1)",
+        "Decrements a key's integer value by a number.",
+        decrby
+    ),
+    cmd!(
+        "incrbyfloat",
+        3,
+        WRITE | DENYOOM | FAST,
+        ONE_KEY,
+        "2.6.0",
+        "O(1)",
+        "Increments a key's value by a floating point number.",
+        incrbyfloat
+    ),
+    cmd!(
+        "getrange",
+        4,
+        READONLY,
+        ONE_KEY,
+        "2.4.0",
+        "O(N) where N is the length of the returned string.",
+        "Returns a substring of a key's value.",
+        getrange
+    ),
+    cmd!(
+        "substr",
+        4,
+        READONLY,
+        ONE_KEY,
+        "1.0.0",
+        "O(N) where N is the length of the returned string.",
+        "Returns a substring of a key's value (old name of GETRANGE).",
+        getrange
+    ),
+    cmd!(
+        "setrange",
+        4,
+        WRITE | DENYOOM,
+        ONE_KEY,
+        "2.2.0",
+        "O(1), not counting the time to copy the new string in place.",
+        "Overwrites part of a key's value at an offset.",
+        setrange
+    ),
+    cmd!(
+        "lcs",
+        -3,
+        READONLY,
+        TWO_KEYS,
+        "7.0.0",
+        "O(N*M) where N and M are the lengths of s1 and s2, respectively",
+        "Finds the longest common substring of two keys' values.",
+        lcs
+    ),
+];
+
+/// The string at `key`, WRONGTYPE if it holds something else.
+fn read_str<'e>(e: Option<&'e mut Entry>) -> Result<Option<&'e mut StrValue>, CmdError> {
+    match e {
+        None => Ok(None),
+        Some(Entry {
+            value: Value::Str(s),
+            ..
+        }) => Ok(Some(s)),
+        #[allow(unreachable_patterns)]
+        Some(_) => Err(CmdError::WrongType),
+    }
+}
+
+fn get(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let key = args[1];
+    let out = &mut *ctx.out;
+    let mut locks = ctx.srv.keyspace.lock_key(key);
+    let mut db = locks.db(ctx.client.db, ctx.now_ms, ctx.touch);
+    match read_str(db.get_read(key))? {
+        Some(s) => {
+            let mut b = itoa::Buffer::new();
+            out.bulk(s.as_bytes(&mut b));
+        }
+        None => out.null(),
+    }
+    Ok(())
+}
+
+/// When a SET-family command's expiry is absolute or relative, and in
+/// which unit.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ExpireArg {
+    None,
+    Ex,
+    Px,
+    ExAt,
+    PxAt,
+    KeepTtl,
+    Persist,
+}
+
+/// Converts an expiry argument to absolute Unix ms, with Redis's checks:
+/// non-integer → not an integer; ≤ 0 or overflowing → invalid expire time.
+fn expire_at_ms(kind: ExpireArg, raw: &[u8], now_ms: i64, cmd: &str) -> Result<i64, CmdError> {
+    let v = int(raw)?;
+    let invalid = || CmdError::InvalidExpire(cmd.to_string());
+    if v <= 0 {
+        return Err(invalid());
+    }
+    let ms = match kind {
+        ExpireArg::Ex | ExpireArg::ExAt => v.checked_mul(1000).ok_or_else(invalid)?,
+        _ => v,
+    };
+    match kind {
+        ExpireArg::Ex | ExpireArg::Px => ms.checked_add(now_ms).ok_or_else(invalid),
+        _ => Ok(ms),
+    }
+}
+
+fn set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let (key, val) = (args[1], args[2]);
+    let mut nx = false;
+    let mut xx = false;
+    let mut get_old = false;
+    let mut exp = ExpireArg::None;
+    let mut exp_raw: &[u8] = b"";
+    let mut i = 3;
+    while i < args.len() {
+        let a = args[i];
+        let next = args.get(i + 1);
+        if eq_ic(a, "nx") && !xx {
+            nx = true;
+        } else if eq_ic(a, "xx") && !nx {
+            xx = true;
+        } else if eq_ic(a, "get") {
+            get_old = true;
+        } else if eq_ic(a, "keepttl") && exp == ExpireArg::None {
+            exp = ExpireArg::KeepTtl;
+        } else if let (Some(kind), Some(v), true) = (expire_kind(a), next, exp == ExpireArg::None) {
+            exp = kind;
+            exp_raw = v;
+            i += 1;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+        i += 1;
+    }
+    let expire_at = match exp {
+        ExpireArg::Ex | ExpireArg::Px | ExpireArg::ExAt | ExpireArg::PxAt => {
+            Some(expire_at_ms(exp, exp_raw, ctx.now_ms, "set")?)
+        }
+        _ => None,
+    };
+    let (ka, out) = ctx.split();
+    ka.with_key(key, |db| {
+        let existing = db.get_write(key);
+        let found = existing.is_some();
+        let mut old_ttl = 0;
+        if get_old {
+            match read_str(existing)? {
+                Some(s) => {
+                    let mut b = itoa::Buffer::new();
+                    out.bulk(s.as_bytes(&mut b));
+                }
+                None => out.null(),
+            }
+        } else if let Some(e) = existing {
+            old_ttl = e.expire_at;
+        }
+        if (nx && found) || (xx && !found) {
+            if !get_old {
+                out.null();
+            }
+            return Ok(());
+        }
+        if get_old && exp == ExpireArg::KeepTtl {
+            old_ttl = db.get_write(key).map_or(0, |e| e.expire_at);
+        }
+        let mut entry = db.new_entry(Value::Str(StrValue::from_bytes(val)));
+        entry.expire_at = match (exp, expire_at) {
+            (ExpireArg::KeepTtl, _) => old_ttl,
+            (_, Some(at)) => at,
+            _ => 0,
+        };
+        db.table(key).insert(key, entry);
+        if !get_old {
+            out.ok();
+        }
+        Ok(())
+    })
+}
+
+fn expire_kind(a: &[u8]) -> Option<ExpireArg> {
+    if eq_ic(a, "ex") {
+        Some(ExpireArg::Ex)
+    } else if eq_ic(a, "px") {
+        Some(ExpireArg::Px)
+    } else if eq_ic(a, "exat") {
+        Some(ExpireArg::ExAt)
+    } else if eq_ic(a, "pxat") {
+        Some(ExpireArg::PxAt)
+    } else {
+        None
+    }
+}
+
+fn setnx(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let (key, val) = (args[1], args[2]);
+    let created = ctx.with_key(key, |db| {
+        if db.exists(key) {
+            false
+        } else {
+            db.set(key, Value::Str(StrValue::from_bytes(val)));
+            true
+        }
+    });
+    ctx.out.int(created as i64);
+    Ok(())
+}
+
+fn set_with_ttl(ctx: &mut Ctx, args: &[&[u8]], kind: ExpireArg, name: &str) -> CmdResult {
+    let (key, val) = (args[1], args[3]);
+    let at = expire_at_ms(kind, args[2], ctx.now_ms, name)?;
+    ctx.with_key(key, |db| {
+        let mut e = db.new_entry(Value::Str(StrValue::from_bytes(val)));
+        e.expire_at = at;
+        db.table(key).insert(key, e);
+    });
+    ctx.out.ok();
+    Ok(())
+}
+
+fn setex(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    set_with_ttl(ctx, args, ExpireArg::Ex, "setex")
+}
+
+fn psetex(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    set_with_ttl(ctx, args, ExpireArg::Px, "psetex")
+}
+
+fn mget(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let keys = &args[1..];
+    let (ka, out) = ctx.split();
+    out.array(keys.len());
+    ka.with_keys(keys.iter().copied(), |db| {
+        let mut b = itoa::Buffer::new();
+        for k in keys {
+            match db.get_read(k) {
+                Some(Entry {
+                    value: Value::Str(s),
+                    ..
+                }) => out.bulk(s.as_bytes(&mut b)),
+                #[allow(unreachable_patterns)]
+                _ => out.null(),
+            }
+        }
+    });
+    Ok(())
+}
+
+fn check_pairs(args: &[&[u8]], name: &str) -> CmdResult {
+    if args.len() % 2 == 0 {
+        return Err(CmdError::WrongArity(name.to_string()));
+    }
+    Ok(())
+}
+
+fn mset(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    check_pairs(args, "mset")?;
+    let pairs = &args[1..];
+    ctx.with_keys(pairs.iter().step_by(2).copied(), |db| {
+        for kv in pairs.chunks_exact(2) {
+            db.set(kv[0], Value::Str(StrValue::from_bytes(kv[1])));
+        }
+    });
+    ctx.out.ok();
+    Ok(())
+}
+
+fn msetnx(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    check_pairs(args, "msetnx")?;
+    let pairs = &args[1..];
+    let done = ctx.with_keys(pairs.iter().step_by(2).copied(), |db| {
+        if pairs.chunks_exact(2).any(|kv| db.exists(kv[0])) {
+            return false;
+        }
+        for kv in pairs.chunks_exact(2) {
+            db.set(kv[0], Value::Str(StrValue::from_bytes(kv[1])));
+        }
+        true
+    });
+    ctx.out.int(done as i64);
+    Ok(())
+}
+
+fn getset(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let (key, val) = (args[1], args[2]);
+    let (ka, out) = ctx.split();
+    ka.with_key(key, |db| {
+        match read_str(db.get_write(key))? {
+            Some(s) => {
+                let mut b = itoa::Buffer::new();
+                out.bulk(s.as_bytes(&mut b));
+            }
+            None => out.null(),
+        }
+        db.set(key, Value::Str(StrValue::from_bytes(val)));
+        Ok(())
+    })
+}
+
+fn getdel(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let key = args[1];
+    let (ka, out) = ctx.split();
+    ka.with_key(key, |db| {
+        match read_str(db.get_read(key))? {
+            Some(s) => {
+                let mut b = itoa::Buffer::new();
+                out.bulk(s.as_bytes(&mut b));
+            }
+            None => {
+                out.null();
+                return Ok(());
+            }
+        }
+        db.remove(key);
+        Ok(())
+    })
+}
+
+fn getex(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let key = args[1];
+    let mut exp = ExpireArg::None;
+    let mut raw: &[u8] = b"";
+    let mut i = 2;
+    while i < args.len() {
+        let a = args[i];
+        if eq_ic(a, "persist") && exp == ExpireArg::None {
+            exp = ExpireArg::Persist;
+        } else if let (Some(kind), Some(v), true) =
+            (expire_kind(a), args.get(i + 1), exp == ExpireArg::None)
+        {
+            exp = kind;
+            raw = v;
+            i += 1;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+        i += 1;
+    }
+    let at = match exp {
+        ExpireArg::None | ExpireArg::Persist | ExpireArg::KeepTtl => None,
+        k => Some(expire_at_ms(k, raw, ctx.now_ms, "getex")?),
+    };
+    let (ka, out) = ctx.split();
+    let now = ka.now_ms;
+    ka.with_key(key, |db| {
+        match read_str(db.get_read(key))? {
+            Some(s) => {
+                let mut b = itoa::Buffer::new();
+                out.bulk(s.as_bytes(&mut b));
+            }
+            None => {
+                out.null();
+                return Ok(());
+            }
+        }
+        match (exp, at) {
+            (_, Some(at)) if at <= now => {
+                db.remove(key);
+            }
+            (_, Some(at)) => {
+                db.table(key).set_expire(key, at);
+            }
+            (ExpireArg::Persist, _) => {
+                db.table(key).set_expire(key, 0);
+            }
+            _ => {}
+        }
+        Ok(())
+    })
+}
+
+/// Redis refuses to grow a string past proto-max-bulk-len.
+fn check_size(limit: u64, total: u64) -> CmdResult {
+    if total > limit {
+        return Err(CmdError::msg(
+            "ERR string exceeds maximum allowed size (proto-max-bulk-len)",
+        ));
+    }
+    Ok(())
+}
+
+fn append(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let (key, val) = (args[1], args[2]);
+    let limit = ctx.srv.config.proto_max_bulk_len();
+    let len = ctx.with_key(key, |db| -> Result<usize, CmdError> {
+        match read_str(db.get_write(key))? {
+            Some(s) => {
+                check_size(limit, (s.len() + val.len()) as u64)?;
+                let v = s.make_raw();
+                v.extend_from_slice(val);
+                Ok(v.len())
+            }
+            None => {
+                db.set(key, Value::Str(StrValue::from_bytes(val)));
+                Ok(val.len())
+            }
+        }
+    })?;
+    ctx.out.int(len as i64);
+    Ok(())
+}
+
+fn strlen(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let key = args[1];
+    let n = ctx.with_key(key, |db| -> Result<usize, CmdError> {
+        Ok(read_str(db.get_read(key))?.map_or(0, |s| s.len()))
+    })?;
+    ctx.out.int(n as i64);
+    Ok(())
+}
+
+fn incr_by(ctx: &mut Ctx, key: &[u8], delta: i64) -> CmdResult {
+    let n = ctx.with_key(key, |db| -> Result<i64, CmdError> {
+        match db.get_write(key) {
+            Some(e) => {
+                let s = read_str(Some(e))?.ok_or(CmdError::NoSuchKey)?;
+                let cur = s.as_i64().ok_or(CmdError::NotInteger)?;
+                let n = cur.checked_add(delta).ok_or(CmdError::Overflow)?;
+                *s = StrValue::Int(n);
+                Ok(n)
+            }
+            None => {
+                db.set(key, Value::Str(StrValue::Int(delta)));
+                Ok(delta)
+            }
+        }
+    })?;
+    ctx.out.int(n);
+    Ok(())
+}
+
+fn incr(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    incr_by(ctx, args[1], 1)
+}
+
+fn decr(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    incr_by(ctx, args[1], -1)
+}
+
+fn incrby(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let d = int(args[2])?;
+    incr_by(ctx, args[1], d)
+}
+
+fn decrby(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let d = int(args[2])?;
+    if d == i64::MIN {
+        return Err(CmdError::msg("ERR decrement would overflow"));
+    }
+    incr_by(ctx, args[1], -d)
+}
+
+fn incrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    use crate::util::numbers::{incr_by_float, IncrFloatError};
+    let (key, incr) = (args[1], args[2]);
+    let (ka, out) = ctx.split();
+    ka.with_key(key, |db| {
+        let current = match read_str(db.get_write(key))? {
+            Some(s) => s.to_vec(),
+            None => b"0".to_vec(),
+        };
+        let result = incr_by_float(&current, incr).map_err(|e| match e {
+            IncrFloatError::NanOrInfinity => {
+                CmdError::msg("ERR increment would produce NaN or Infinity")
+            }
+            _ => CmdError::NotFloat,
+        })?;
+        out.bulk(&result);
+        let keep = db.get_write(key).map_or(0, |e| e.expire_at);
+        let mut e = db.new_entry(Value::Str(StrValue::from_bytes_no_int(&result)));
+        e.expire_at = keep;
+        db.table(key).insert(key, e);
+        Ok(())
+    })
+}
+
+fn getrange(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let key = args[1];
+    let mut start = int(args[2])?;
+    let mut end = int(args[3])?;
+    let (ka, out) = ctx.split();
+    ka.with_key(key, |db| {
+        let Some(s) = read_str(db.get_read(key))? else {
+            out.bulk(b"");
+            return Ok(());
+        };
+        let mut b = itoa::Buffer::new();
+        let bytes = s.as_bytes(&mut b);
+        let len = bytes.len() as i64;
+        if start < 0 && end < 0 && start > end {
+            out.bulk(b"");
+            return Ok(());
+        }
+        if start < 0 {
+            start += len;
+        }
+        if end < 0 {
+            end += len;
+        }
+        start = start.max(0);
+        end = end.max(0);
+        if end >= len {
+            end = len - 1;
+        }
+        if start > end || len == 0 {
+            out.bulk(b"");
+        } else {
+            out.bulk(&bytes[start as usize..=end as usize]);
+        }
+        Ok(())
+    })
+}
+
+fn setrange(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let (key, val) = (args[1], args[3]);
+    let offset = int(args[2])?;
+    if offset < 0 {
+        return Err(CmdError::msg("ERR offset is out of range"));
+    }
+    let limit = ctx.srv.config.proto_max_bulk_len();
+    let len = ctx.with_key(key, |db| -> Result<usize, CmdError> {
+        match read_str(db.get_write(key))? {
+            Some(s) => {
+                if val.is_empty() {
+                    return Ok(s.len());
+                }
+                check_size(limit, offset as u64 + val.len() as u64)?;
+                let v = s.make_raw();
+                let end = offset as usize + val.len();
+                if v.len() < end {
+                    v.resize(end, 0);
+                }
+                v[offset as usize..end].copy_from_slice(val);
+                Ok(v.len())
+            }
+            None => {
+                if val.is_empty() {
+                    return Ok(0);
+                }
+                check_size(limit, offset as u64 + val.len() as u64)?;
+                let mut v = vec![0u8; offset as usize + val.len()];
+                v[offset as usize..].copy_from_slice(val);
+                let n = v.len();
+                db.set(key, Value::Str(StrValue::Raw(v)));
+                Ok(n)
+            }
+        }
+    })?;
+    ctx.out.int(len as i64);
+    Ok(())
+}
+
+fn lcs(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let (ka, kb) = (args[1], args[2]);
+    let (a, b) = ctx.with_keys([ka, kb], |db| -> Result<(Vec<u8>, Vec<u8>), CmdError> {
+        let a = lcs_operand(db, ka)?;
+        let b = lcs_operand(db, kb)?;
+        Ok((a.unwrap_or_default(), b.unwrap_or_default()))
+    })?;
+    let mut idx = false;
+    let mut len_only = false;
+    let mut with_len = false;
+    let mut min_len: i64 = 0;
+    let mut i = 3;
+    while i < args.len() {
+        let o = args[i];
+        if eq_ic(o, "idx") {
+            idx = true;
+        } else if eq_ic(o, "len") {
+            len_only = true;
+        } else if eq_ic(o, "withmatchlen") {
+            with_len = true;
+        } else if eq_ic(o, "minmatchlen") && i + 1 < args.len() {
+            min_len = int(args[i + 1])?.max(0);
+            i += 1;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+        i += 1;
+    }
+    if idx && len_only {
+        return Err(CmdError::msg(
+            "ERR If you want both the length and indexes, please just use IDX.",
+        ));
+    }
+    let cells = (a.len() as u64 + 1) * (b.len() as u64 + 1) * 4;
+    if cells > ctx.srv.config.proto_max_bulk_len() {
+        return Err(CmdError::msg(
+            "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len",
+        ));
+    }
+    let m = crate::util::lcs::LcsTable::build(&a, &b);
+    let out = &mut *ctx.out;
+    if len_only && !idx {
+        out.int(m.len() as i64);
+        return Ok(());
+    }
+    let (text, ranges) = m.traceback(&a, &b);
+    if !idx {
+        out.bulk(&text);
+        return Ok(());
+    }
+    let kept: Vec<_> = ranges
+        .into_iter()
+        .filter(|r| min_len == 0 || r.len() as i64 >= min_len)
+        .collect();
+    out.map(2);
+    out.bulk(b"matches");
+    out.array(kept.len());
+    for r in &kept {
+        out.array(2 + with_len as usize);
+        out.array(2);
+        out.int(r.a.0 as i64);
+        out.int(r.a.1 as i64);
+        out.array(2);
+        out.int(r.b.0 as i64);
+        out.int(r.b.1 as i64);
+        if with_len {
+            out.int(r.len() as i64);
+        }
+    }
+    out.bulk(b"len");
+    out.int(m.len() as i64);
+    Ok(())
+}
+
+fn lcs_operand(db: &mut Db, key: &[u8]) -> Result<Option<Vec<u8>>, CmdError> {
+    match db.get_read(key) {
+        None => Ok(None),
+        Some(Entry {
+            value: Value::Str(s),
+            ..
+        }) => Ok(Some(s.to_vec())),
+        #[allow(unreachable_patterns)]
+        Some(_) => Err(CmdError::msg(
+            "ERR The specified keys must contain string values",
+        )),
+    }
+}

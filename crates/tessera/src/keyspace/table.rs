@@ -1,0 +1,310 @@
+//! One database's slice of one shard: the key → entry map plus the index of
+//! keys that carry a TTL. Everything here runs under the shard's lock and
+//! takes the current time as an argument, so it never reads a clock itself.
+
+use foldhash::fast::RandomState;
+use indexmap::{IndexMap, IndexSet};
+use rand::Rng;
+
+use crate::types::Value;
+
+pub type Key = Box<[u8]>;
+
+/// How an access updates a key's LRU/LFU field, fixed once per command.
+#[derive(Clone, Copy, Debug)]
+pub enum Touch {
+    /// Do not update (OBJECT, TYPE-free peeks, CLIENT NO-TOUCH).
+    None,
+    /// LRU clock in seconds.
+    Lru(u32),
+    /// LFU: current time in minutes (16 bits used) and the counter's
+    /// logarithmic factor and decay period, as Redis's lfu-log-factor /
+    /// lfu-decay-time.
+    Lfu {
+        minutes: u32,
+        log_factor: u32,
+        decay_minutes: u32,
+    },
+}
+
+/// LFU counter a new key starts with (LFU_INIT_VAL).
+pub const LFU_INIT_VAL: u32 = 5;
+
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub value: Value,
+    /// Absolute expiry in Unix milliseconds; 0 means no TTL.
+    pub expire_at: i64,
+    /// LRU seconds clock, or LFU (minutes << 8 | log counter), like the 24
+    /// bits Redis keeps in every object.
+    pub access: u32,
+}
+
+impl Entry {
+    pub fn new(value: Value, touch: Touch) -> Entry {
+        let mut e = Entry {
+            value,
+            expire_at: 0,
+            access: 0,
+        };
+        e.access = match touch {
+            Touch::Lru(s) => s,
+            Touch::Lfu { minutes, .. } => ((minutes & 0xffff) << 8) | LFU_INIT_VAL,
+            Touch::None => 0,
+        };
+        e
+    }
+
+    #[inline]
+    pub fn is_expired(&self, now_ms: i64) -> bool {
+        self.expire_at != 0 && self.expire_at <= now_ms
+    }
+
+    /// Records an access the way Redis's lookupKey does.
+    #[inline]
+    pub fn touch(&mut self, touch: Touch) {
+        match touch {
+            Touch::None => {}
+            Touch::Lru(s) => self.access = s,
+            Touch::Lfu {
+                minutes,
+                log_factor,
+                decay_minutes,
+            } => {
+                let counter = lfu_decayed_counter(self.access, minutes, decay_minutes);
+                let counter = lfu_log_incr(counter, log_factor);
+                self.access = ((minutes & 0xffff) << 8) | counter;
+            }
+        }
+    }
+}
+
+/// The LFU counter after decay for the minutes elapsed since last access.
+pub fn lfu_decayed_counter(access: u32, now_minutes: u32, decay_minutes: u32) -> u32 {
+    let last = (access >> 8) & 0xffff;
+    let now = now_minutes & 0xffff;
+    let elapsed = if now >= last {
+        now - last
+    } else {
+        65535 - last + now
+    };
+    let counter = access & 0xff;
+    let periods = if decay_minutes > 0 {
+        elapsed / decay_minutes
+    } else {
+        0
+    };
+    counter.saturating_sub(periods)
+}
+
+fn lfu_log_incr(counter: u32, log_factor: u32) -> u32 {
+    if counter >= 255 {
+        return 255;
+    }
+    let r: f64 = rand::thread_rng().gen();
+    let base = counter.saturating_sub(LFU_INIT_VAL) as f64;
+    let p = 1.0 / (base * log_factor as f64 + 1.0);
+    if r < p {
+        counter + 1
+    } else {
+        counter
+    }
+}
+
+/// Counters a shard keeps for INFO; plain integers because they are only
+/// touched under the shard lock.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct TableStats {
+    pub expired_keys: u64,
+    pub keyspace_hits: u64,
+    pub keyspace_misses: u64,
+}
+
+#[derive(Debug, Default)]
+pub struct Table {
+    map: IndexMap<Key, Entry, RandomState>,
+    /// Keys with a TTL, so active expiry and volatile-* eviction sample only
+    /// those (Redis keeps a separate `expires` dict for the same reason).
+    volatile: IndexSet<Key, RandomState>,
+    /// Where the next active-expiry pass over `volatile` starts.
+    expire_cursor: usize,
+}
+
+impl Table {
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    pub fn volatile_len(&self) -> usize {
+        self.volatile.len()
+    }
+
+    /// Looks a key up, deleting it first if it has expired. Returns whether
+    /// the key existed but had expired through `expired`.
+    #[inline]
+    pub fn get_live(
+        &mut self,
+        key: &[u8],
+        now_ms: i64,
+        stats: &mut TableStats,
+    ) -> Option<&mut Entry> {
+        let idx = self.map.get_index_of(key)?;
+        if self.map[idx].is_expired(now_ms) {
+            self.remove_index(idx);
+            stats.expired_keys += 1;
+            return None;
+        }
+        Some(&mut self.map[idx])
+    }
+
+    /// Looks a key up without expiring it (for commands that must see the
+    /// raw state, e.g. the active expiry itself).
+    pub fn peek(&self, key: &[u8]) -> Option<&Entry> {
+        self.map.get(key)
+    }
+
+    /// Inserts or overwrites a key; the entry's TTL decides whether it joins
+    /// the volatile index.
+    pub fn insert(&mut self, key: &[u8], entry: Entry) -> Option<Entry> {
+        let volatile = entry.expire_at != 0;
+        let old = match self.map.get_index_of(key) {
+            Some(idx) => Some(std::mem::replace(&mut self.map[idx], entry)),
+            None => {
+                self.map.insert(key.into(), entry);
+                None
+            }
+        };
+        let was_volatile = old.as_ref().is_some_and(|e| e.expire_at != 0);
+        if volatile && !was_volatile {
+            self.volatile.insert(key.into());
+        } else if !volatile && was_volatile {
+            self.volatile.swap_remove(key);
+        }
+        old
+    }
+
+    /// Inserts with an owned key (avoids a copy on RENAME/MOVE).
+    pub fn insert_owned(&mut self, key: Key, entry: Entry) -> Option<Entry> {
+        let volatile = entry.expire_at != 0;
+        let was_volatile = self.map.get(&*key).is_some_and(|e| e.expire_at != 0);
+        if volatile && !was_volatile {
+            self.volatile.insert(key.clone());
+        } else if !volatile && was_volatile {
+            self.volatile.swap_remove(&*key);
+        }
+        self.map.insert(key, entry)
+    }
+
+    pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
+        let idx = self.map.get_index_of(key)?;
+        Some(self.remove_index(idx))
+    }
+
+    /// Removes and returns the key and entry (RENAME, MOVE keep the key).
+    pub fn remove_full(&mut self, key: &[u8]) -> Option<(Key, Entry)> {
+        let (_, k, e) = self.map.swap_remove_full(key)?;
+        if e.expire_at != 0 {
+            self.volatile.swap_remove(key);
+        }
+        Some((k, e))
+    }
+
+    fn remove_index(&mut self, idx: usize) -> Entry {
+        // Index came from get_index_of under the same borrow.
+        let (k, e) = self
+            .map
+            .swap_remove_index(idx)
+            .expect("index from get_index_of is valid");
+        if e.expire_at != 0 {
+            self.volatile.swap_remove(&k);
+        }
+        e
+    }
+
+    /// Sets or clears a key's TTL; false when the key does not exist.
+    pub fn set_expire(&mut self, key: &[u8], at_ms: i64) -> bool {
+        let Some(e) = self.map.get_mut(key) else {
+            return false;
+        };
+        let was = e.expire_at != 0;
+        e.expire_at = at_ms;
+        if at_ms != 0 && !was {
+            self.volatile.insert(key.into());
+        } else if at_ms == 0 && was {
+            self.volatile.swap_remove(key);
+        }
+        true
+    }
+
+    pub fn clear(&mut self) -> Table {
+        std::mem::take(self)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&Key, &Entry)> {
+        self.map.iter()
+    }
+
+    /// A uniformly random live-or-expired entry.
+    pub fn random_index(&self) -> Option<usize> {
+        if self.map.is_empty() {
+            None
+        } else {
+            Some(rand::thread_rng().gen_range(0..self.map.len()))
+        }
+    }
+
+    pub fn get_index(&self, idx: usize) -> Option<(&Key, &Entry)> {
+        self.map.get_index(idx)
+    }
+
+    /// A random key among those with a TTL.
+    pub fn random_volatile(&self) -> Option<&Key> {
+        if self.volatile.is_empty() {
+            None
+        } else {
+            self.volatile
+                .get_index(rand::thread_rng().gen_range(0..self.volatile.len()))
+        }
+    }
+
+    /// One active-expiry step: examines up to `budget` keys with a TTL,
+    /// continuing where the last step stopped, and deletes the expired ones.
+    /// Returns (examined, expired).
+    pub fn expire_step(&mut self, now_ms: i64, budget: usize) -> (usize, usize) {
+        let mut examined = 0;
+        let mut expired = 0;
+        while examined < budget && !self.volatile.is_empty() {
+            if self.expire_cursor >= self.volatile.len() {
+                self.expire_cursor = 0;
+            }
+            examined += 1;
+            let idx = self.expire_cursor;
+            let dead = match self.volatile.get_index(idx) {
+                Some(k) => self.map.get(k).is_none_or(|e| e.is_expired(now_ms)),
+                None => false,
+            };
+            if dead {
+                if let Some(k) = self.volatile.swap_remove_index(idx) {
+                    self.map.swap_remove(&k);
+                }
+                expired += 1;
+                // swap_remove moved the last key into `idx`; look at it next.
+            } else {
+                self.expire_cursor += 1;
+            }
+        }
+        (examined, expired)
+    }
+
+    /// Approximate bytes used by the table's own structures.
+    pub fn overhead_bytes(&self) -> usize {
+        self.map.capacity() * (std::mem::size_of::<(Key, Entry)>() + 16)
+            + self.volatile.capacity() * (std::mem::size_of::<Key>() + 16)
+    }
+}

@@ -1,0 +1,188 @@
+//! Per-connection state. [`Client`] is owned by the connection's task and
+//! touched by nobody else; [`ClientInfo`] is the part other clients may read
+//! or act on (CLIENT LIST, CLIENT KILL), kept in the [`ClientRegistry`].
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{
+    AtomicBool, AtomicI64, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed,
+};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use tokio::sync::Notify;
+
+use super::stats::WorkerStats;
+
+/// CLIENT REPLY modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplyMode {
+    On,
+    Off,
+    /// Skip the reply of the next command only.
+    SkipNext,
+    /// The command being run is the skipped one.
+    Skipping,
+}
+
+/// State only the connection's own task touches.
+pub struct Client {
+    pub id: u64,
+    pub db: usize,
+    pub authenticated: bool,
+    pub reply_mode: ReplyMode,
+    pub no_evict: bool,
+    pub no_touch: bool,
+    /// Set by QUIT and protocol errors: flush replies, then close.
+    pub close_after_reply: bool,
+    pub info: Arc<ClientInfo>,
+    pub worker: Arc<WorkerStats>,
+    /// Set by MONITOR: the task turns into a monitor feed after the reply.
+    pub become_monitor: bool,
+}
+
+/// The publicly visible side of a client.
+pub struct ClientInfo {
+    pub id: u64,
+    pub addr: SocketAddr,
+    pub laddr: SocketAddr,
+    pub fd: i32,
+    pub created_ms: i64,
+    pub name: Mutex<Option<Vec<u8>>>,
+    pub lib_name: Mutex<Option<Vec<u8>>>,
+    pub db: AtomicUsize,
+    pub last_interaction_ms: AtomicI64,
+    /// Id of the last command run (commands::by_id).
+    pub last_cmd: AtomicUsize,
+    pub resp: AtomicU8,
+    pub qbuf: AtomicUsize,
+    pub qbuf_free: AtomicUsize,
+    pub omem: AtomicUsize,
+    pub total_in: AtomicU64,
+    pub total_out: AtomicU64,
+    pub is_monitor: AtomicBool,
+    pub no_evict: AtomicBool,
+    pub no_touch: AtomicBool,
+    pub authenticated: AtomicBool,
+    /// Set by CLIENT KILL; the task closes at its next wake-up.
+    pub killed: AtomicBool,
+    pub wake: Notify,
+}
+
+impl ClientInfo {
+    pub fn new(id: u64, addr: SocketAddr, laddr: SocketAddr, fd: i32, now_ms: i64) -> ClientInfo {
+        ClientInfo {
+            id,
+            addr,
+            laddr,
+            fd,
+            created_ms: now_ms,
+            name: Mutex::new(None),
+            lib_name: Mutex::new(None),
+            db: AtomicUsize::new(0),
+            last_interaction_ms: AtomicI64::new(now_ms),
+            last_cmd: AtomicUsize::new(usize::MAX),
+            resp: AtomicU8::new(2),
+            qbuf: AtomicUsize::new(0),
+            qbuf_free: AtomicUsize::new(0),
+            omem: AtomicUsize::new(0),
+            total_in: AtomicU64::new(0),
+            total_out: AtomicU64::new(0),
+            is_monitor: AtomicBool::new(false),
+            no_evict: AtomicBool::new(false),
+            no_touch: AtomicBool::new(false),
+            authenticated: AtomicBool::new(false),
+            killed: AtomicBool::new(false),
+            wake: Notify::new(),
+        }
+    }
+
+    pub fn kill(&self) {
+        self.killed.store(true, Relaxed);
+        self.wake.notify_one();
+    }
+
+    /// One CLIENT LIST / CLIENT INFO line, with Redis 7.0's fields in order.
+    pub fn describe(&self, now_ms: i64) -> String {
+        let name = self
+            .name
+            .lock()
+            .as_ref()
+            .map(|n| String::from_utf8_lossy(n).into_owned())
+            .unwrap_or_default();
+        let cmd = match crate::commands::by_id(self.last_cmd.load(Relaxed)) {
+            Some((n, _)) => n.to_string(),
+            None => "NULL".to_string(),
+        };
+        let mut flags = String::new();
+        if self.is_monitor.load(Relaxed) {
+            flags.push('O');
+        }
+        if self.no_evict.load(Relaxed) {
+            flags.push('e');
+        }
+        if self.no_touch.load(Relaxed) {
+            flags.push('T');
+        }
+        if flags.is_empty() {
+            flags.push('N');
+        }
+        let age = (now_ms - self.created_ms).max(0) / 1000;
+        let idle = (now_ms - self.last_interaction_ms.load(Relaxed)).max(0) / 1000;
+        format!(
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={}",
+            self.id,
+            self.addr,
+            self.laddr,
+            self.fd,
+            name,
+            age,
+            idle,
+            flags,
+            self.db.load(Relaxed),
+            self.qbuf.load(Relaxed),
+            self.qbuf_free.load(Relaxed),
+            self.omem.load(Relaxed),
+            self.qbuf.load(Relaxed) + self.qbuf_free.load(Relaxed) + self.omem.load(Relaxed),
+            cmd,
+            self.resp.load(Relaxed),
+        )
+    }
+}
+
+/// All connected clients by id.
+#[derive(Default)]
+pub struct ClientRegistry {
+    clients: Mutex<BTreeMap<u64, Arc<ClientInfo>>>,
+    next_id: AtomicU64,
+    connected: AtomicUsize,
+}
+
+impl ClientRegistry {
+    pub fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Relaxed) + 1
+    }
+
+    pub fn register(&self, info: Arc<ClientInfo>) {
+        self.clients.lock().insert(info.id, info);
+        self.connected.fetch_add(1, Relaxed);
+    }
+
+    pub fn unregister(&self, id: u64) {
+        if self.clients.lock().remove(&id).is_some() {
+            self.connected.fetch_sub(1, Relaxed);
+        }
+    }
+
+    pub fn connected(&self) -> usize {
+        self.connected.load(Relaxed)
+    }
+
+    pub fn snapshot(&self) -> Vec<Arc<ClientInfo>> {
+        self.clients.lock().values().cloned().collect()
+    }
+
+    pub fn get(&self, id: u64) -> Option<Arc<ClientInfo>> {
+        self.clients.lock().get(&id).cloned()
+    }
+}

@@ -1,0 +1,264 @@
+//! From an argument vector to a reply: command lookup, the checks Redis
+//! makes before running a command (existence, arity, authentication, memory),
+//! the call itself, and its accounting (commandstats, errorstats, slow log,
+//! latency monitor, MONITOR).
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Instant;
+
+use tessera_resp::encode::ReplyBuf;
+
+use super::client::{Client, ReplyMode};
+use super::state::{unix_ms, ServerState, SlowlogEntry};
+use crate::commands::{self, flags, CmdError, CommandSpec, Ctx};
+use crate::keyspace::Touch;
+
+/// Runs one command and appends its reply to `out`.
+pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args: &[&[u8]]) {
+    let Some(name) = args.first() else {
+        return;
+    };
+    let now_ms = unix_ms();
+    client.info.last_interaction_ms.store(now_ms, Relaxed);
+
+    let mark = out.buf.len();
+    if client.reply_mode == ReplyMode::SkipNext {
+        client.reply_mode = ReplyMode::Skipping;
+    }
+
+    let resolved = resolve(args, name);
+    let (id, cmd) = match resolved {
+        Ok(found) => found,
+        Err(e) => {
+            reply_error(srv, client, out, &e);
+            finish_reply_mode(client, out, mark);
+            return;
+        }
+    };
+    client.info.last_cmd.store(id, Relaxed);
+    let stats = &client.worker.commands[id];
+
+    if !client.authenticated && !cmd.has(flags::NO_AUTH) && srv.config.requirepass().is_some() {
+        stats.rejected.add(1);
+        reply_error(srv, client, out, &CmdError::NoAuth);
+        finish_reply_mode(client, out, mark);
+        return;
+    }
+
+    if srv.config.maxmemory() > 0 && !client.no_evict {
+        let fits = super::evict::ensure_memory(srv, client);
+        if !fits && cmd.has(flags::DENYOOM) {
+            stats.rejected.add(1);
+            reply_error(srv, client, out, &CmdError::Oom);
+            finish_reply_mode(client, out, mark);
+            return;
+        }
+    }
+
+    if srv.monitor_count.load(Relaxed) > 0 && !cmd.has(flags::SKIP_MONITOR) {
+        feed_monitors(srv, client, args, now_ms);
+    }
+
+    let touch = if client.no_touch && !is_touch_command(cmd) {
+        Touch::None
+    } else {
+        access_clock(srv, now_ms)
+    };
+    let started = Instant::now();
+    let result = {
+        let mut ctx = Ctx {
+            srv,
+            client,
+            out,
+            now_ms,
+            touch,
+        };
+        (cmd.handler)(&mut ctx, args)
+    };
+    let elapsed_us = started.elapsed().as_micros() as u64;
+    let stats = &client.worker.commands[id];
+    stats.calls.add(1);
+    stats.usec.add(elapsed_us);
+    client.worker.commands_processed.add(1);
+    if let Err(e) = result {
+        stats.failed.add(1);
+        reply_error(srv, client, out, &e);
+    }
+
+    if !cmd.has(flags::SKIP_SLOWLOG) {
+        record_slow(srv, client, args, id, elapsed_us);
+    }
+    if elapsed_us >= 1000 {
+        srv.record_latency("command", elapsed_us / 1000);
+    }
+    finish_reply_mode(client, out, mark);
+}
+
+/// Looks up the command (and subcommand) and checks the arity.
+fn resolve(args: &[&[u8]], name: &[u8]) -> Result<(usize, &'static CommandSpec), CmdError> {
+    let Some((id, cmd)) = commands::lookup(name) else {
+        return Err(unknown_command(args));
+    };
+    if cmd.subcommands.is_empty() {
+        if !cmd.arity_ok(args.len()) {
+            return Err(CmdError::WrongArity(cmd.name.to_string()));
+        }
+        return Ok((id, cmd));
+    }
+    if args.len() < 2 {
+        return Err(CmdError::WrongArity(cmd.name.to_string()));
+    }
+    match commands::lookup_sub(cmd, args[1]) {
+        Some((sid, sub)) => {
+            if !sub.arity_ok(args.len()) {
+                return Err(CmdError::WrongArity(format!("{}|{}", cmd.name, sub.name)));
+            }
+            Ok((sid, sub))
+        }
+        None => Err(commands::unknown_subcommand(cmd.name, args[1])),
+    }
+}
+
+/// Redis's "unknown command" text: the name and up to ~128 bytes of args.
+fn unknown_command(args: &[&[u8]]) -> CmdError {
+    let name = trunc(args[0], 128);
+    let mut rest = String::new();
+    for a in &args[1..] {
+        if rest.len() >= 128 {
+            break;
+        }
+        let room = 128 - rest.len();
+        rest.push('\'');
+        rest.push_str(&trunc(a, room));
+        rest.push_str("' ");
+    }
+    CmdError::msg(format!(
+        "ERR unknown command '{}', with args beginning with: {}",
+        name, rest
+    ))
+}
+
+/// C's `%.Ns` of a byte string: at most n bytes, cut at a NUL.
+fn trunc(b: &[u8], n: usize) -> String {
+    let b = &b[..b.len().min(n)];
+    let b = match memchr::memchr(0, b) {
+        Some(z) => &b[..z],
+        None => b,
+    };
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn reply_error(_srv: &ServerState, client: &Client, out: &mut ReplyBuf, e: &CmdError) {
+    let text = e.to_string();
+    let code = text.split(' ').next().unwrap_or("ERR");
+    client.worker.count_error(code);
+    out.error(text.as_bytes());
+}
+
+fn finish_reply_mode(client: &mut Client, out: &mut ReplyBuf, mark: usize) {
+    match client.reply_mode {
+        ReplyMode::On => {}
+        ReplyMode::Off => out.buf.truncate(mark),
+        ReplyMode::Skipping => {
+            out.buf.truncate(mark);
+            client.reply_mode = ReplyMode::On;
+        }
+        // CLIENT REPLY SKIP itself sets SkipNext and keeps its own (empty)
+        // reply; the next command is the one skipped.
+        ReplyMode::SkipNext => out.buf.truncate(mark),
+    }
+}
+
+fn is_touch_command(cmd: &CommandSpec) -> bool {
+    cmd.name == "touch"
+}
+
+/// The LRU/LFU clock value for accesses made at `now_ms`.
+pub fn access_clock(srv: &ServerState, now_ms: i64) -> Touch {
+    use crate::config::MaxmemoryPolicy as P;
+    match srv.config.maxmemory_policy() {
+        P::AllkeysLfu | P::VolatileLfu => Touch::Lfu {
+            minutes: (now_ms / 60_000) as u32,
+            log_factor: srv.config.lfu_log_factor(),
+            decay_minutes: srv.config.lfu_decay_time(),
+        },
+        _ => Touch::Lru((now_ms / 1000) as u32),
+    }
+}
+
+fn record_slow(srv: &ServerState, client: &Client, args: &[&[u8]], id: usize, elapsed_us: u64) {
+    let threshold = srv.config.slowlog_log_slower_than();
+    if threshold < 0 || (elapsed_us as i64) < threshold {
+        return;
+    }
+    let max_len = srv.config.slowlog_max_len() as usize;
+    let mut log = srv.slowlog.lock();
+    let entry_id = log.next_id;
+    log.next_id += 1;
+    // Redis keeps at most 32 arguments and 128 bytes of each.
+    let mut kept: Vec<Vec<u8>> = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        if i == 31 && args.len() > 32 {
+            kept.push(format!("... ({} more arguments)", args.len() - 31).into_bytes());
+            break;
+        }
+        if a.len() > 128 {
+            let mut v = a[..128].to_vec();
+            v.extend_from_slice(format!("... ({} more bytes)", a.len() - 128).as_bytes());
+            kept.push(v);
+        } else {
+            kept.push(a.to_vec());
+        }
+    }
+    let name = client
+        .info
+        .name
+        .lock()
+        .as_ref()
+        .map(|n| String::from_utf8_lossy(n).into_owned())
+        .unwrap_or_default();
+    let _ = id;
+    log.entries.push_front(SlowlogEntry {
+        id: entry_id,
+        time_s: unix_ms() / 1000,
+        duration_us: elapsed_us,
+        args: kept,
+        peer: client.info.addr.to_string(),
+        name,
+    });
+    while log.entries.len() > max_len {
+        log.entries.pop_back();
+    }
+}
+
+fn feed_monitors(srv: &ServerState, client: &Client, args: &[&[u8]], now_ms: i64) {
+    let mut line = format!(
+        "+{}.{:06} [{} {}]",
+        now_ms / 1000,
+        (now_ms % 1000) * 1000,
+        client.db,
+        client.info.addr
+    )
+    .into_bytes();
+    for a in args {
+        line.extend_from_slice(b" \"");
+        for &c in a.iter() {
+            match c {
+                b'\\' => line.extend_from_slice(b"\\\\"),
+                b'"' => line.extend_from_slice(b"\\\""),
+                b'\n' => line.extend_from_slice(b"\\n"),
+                b'\r' => line.extend_from_slice(b"\\r"),
+                b'\t' => line.extend_from_slice(b"\\t"),
+                7 => line.extend_from_slice(b"\\a"),
+                8 => line.extend_from_slice(b"\\b"),
+                0x20..=0x7e => line.push(c),
+                _ => line.extend_from_slice(format!("\\x{:02x}", c).as_bytes()),
+            }
+        }
+        line.push(b'"');
+    }
+    line.extend_from_slice(b"\r\n");
+    let mut mons = srv.monitors.lock();
+    mons.retain(|(_, tx)| tx.send(line.clone()).is_ok());
+    srv.monitor_count.store(mons.len(), Relaxed);
+}

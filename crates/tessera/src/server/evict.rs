@@ -1,0 +1,111 @@
+//! maxmemory enforcement: Redis's sampled approximation of LRU, LFU, TTL and
+//! random eviction, run before each command while memory is over the limit.
+//! Candidates are sampled shard by shard (each lock held only to read a few
+//! entries), the best one is deleted, and the loop repeats until the
+//! allocator reports usage under the limit or nothing can be evicted.
+
+use rand::Rng;
+
+use super::client::Client;
+use super::state::{unix_ms, ServerState};
+use crate::config::MaxmemoryPolicy as P;
+use crate::keyspace::table::lfu_decayed_counter;
+use crate::keyspace::{Entry, NUM_SHARDS};
+
+/// Upper bound on deletions per call, so one command never stalls for long.
+const MAX_EVICTIONS_PER_CALL: usize = 4096;
+
+/// Frees memory until under `maxmemory`. Returns false when still over the
+/// limit (noeviction, or no key eligible for the policy).
+pub fn ensure_memory(srv: &ServerState, client: &Client) -> bool {
+    let limit = srv.config.maxmemory();
+    if limit == 0 || srv.used_memory() <= limit {
+        return true;
+    }
+    let policy = srv.config.maxmemory_policy();
+    if policy == P::NoEviction {
+        return srv.used_memory_now() <= limit;
+    }
+    let mut used = srv.used_memory_now();
+    let mut evicted = 0;
+    while used > limit && evicted < MAX_EVICTIONS_PER_CALL {
+        let Some(freed) = evict_one(srv, policy) else {
+            return srv.used_memory_now() <= limit;
+        };
+        evicted += 1;
+        client.worker.evicted_keys.add(1);
+        used = used.saturating_sub(freed as u64);
+        if used <= limit {
+            used = srv.used_memory_now();
+        }
+    }
+    used <= limit
+}
+
+struct Candidate {
+    score: u64,
+    shard: usize,
+    db: usize,
+    key: Box<[u8]>,
+}
+
+/// Higher is a better eviction candidate.
+fn score(policy: P, e: &Entry, now_ms: i64, decay: u32) -> u64 {
+    match policy {
+        P::AllkeysLru | P::VolatileLru => {
+            let now_s = (now_ms / 1000) as u32;
+            now_s.wrapping_sub(e.access) as u64
+        }
+        P::AllkeysLfu | P::VolatileLfu => {
+            let counter = lfu_decayed_counter(e.access, (now_ms / 60_000) as u32, decay);
+            255 - counter as u64
+        }
+        P::VolatileTtl => u64::MAX - e.expire_at.max(0) as u64,
+        P::AllkeysRandom | P::VolatileRandom | P::NoEviction => 0,
+    }
+}
+
+fn evict_one(srv: &ServerState, policy: P) -> Option<usize> {
+    let volatile_only = matches!(
+        policy,
+        P::VolatileLru | P::VolatileLfu | P::VolatileRandom | P::VolatileTtl
+    );
+    let samples = srv.config.maxmemory_samples().max(1) as usize;
+    let decay = srv.config.lfu_decay_time();
+    let now = unix_ms();
+    let mut rng = rand::thread_rng();
+    let mut best: Option<Candidate> = None;
+    let mut found = 0;
+    let ndbs = srv.keyspace.num_dbs();
+    for _ in 0..samples * 64 {
+        if found >= samples {
+            break;
+        }
+        let shard_idx = rng.gen_range(0..NUM_SHARDS);
+        let shard = srv.keyspace.lock_shard(shard_idx);
+        for db in 0..ndbs {
+            let t = &shard.dbs[db];
+            let picked = if volatile_only {
+                t.random_volatile().and_then(|k| t.peek(k).map(|e| (k, e)))
+            } else {
+                t.random_index().and_then(|i| t.get_index(i))
+            };
+            if let Some((k, e)) = picked {
+                found += 1;
+                let s = score(policy, e, now, decay);
+                if best.as_ref().is_none_or(|b| s > b.score) {
+                    best = Some(Candidate {
+                        score: s,
+                        shard: shard_idx,
+                        db,
+                        key: k.clone(),
+                    });
+                }
+            }
+        }
+    }
+    let c = best?;
+    let mut shard = srv.keyspace.lock_shard(c.shard);
+    let e = shard.dbs[c.db].remove(&c.key)?;
+    Some(e.value.heap_size() + c.key.len() + 96)
+}

@@ -1,0 +1,343 @@
+//! Threads and sockets.
+//!
+//! One acceptor thread takes connections and hands each to a worker thread
+//! round-robin; the connection then lives on that worker for good. Each
+//! worker is a single-threaded tokio runtime (an event loop per core, no
+//! work stealing, no cross-thread wake-ups on the request path) that also
+//! runs active expiry for its share of the shards. Commands from any worker
+//! reach any key through the sharded [`crate::keyspace::Keyspace`].
+
+pub mod client;
+pub mod conn;
+pub mod dispatch;
+pub mod evict;
+pub mod log;
+pub mod memory;
+pub mod state;
+pub mod stats;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use rand::Rng;
+use tokio::sync::{mpsc, Notify};
+
+use crate::config::Config;
+use crate::keyspace::{Keyspace, NUM_SHARDS};
+use state::{unix_ms, Pause, ServerState};
+use stats::WorkerStats;
+
+/// Starts the server and blocks until SHUTDOWN.
+pub fn run(config: Config, executable: String) -> Result<(), String> {
+    let config = Arc::new(config);
+    let threads = match config.threads() {
+        0 => std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
+        n => n,
+    };
+    let ncmds = crate::commands::command_count_with_subs();
+    let workers: Vec<Arc<WorkerStats>> = (0..threads)
+        .map(|_| Arc::new(WorkerStats::new(ncmds)))
+        .collect();
+    let run_id: String = {
+        let mut rng = rand::thread_rng();
+        (0..40)
+            .map(|_| format!("{:x}", rng.gen_range(0..16u8)))
+            .collect()
+    };
+
+    let listeners = bind_all(&config)?;
+    let port = listeners
+        .first()
+        .and_then(|l| l.local_addr().ok())
+        .map(|a| a.port())
+        .unwrap_or(config.port());
+
+    let srv = Arc::new(ServerState {
+        keyspace: Keyspace::new(config.databases()),
+        clients: Default::default(),
+        workers: workers.clone(),
+        acceptor: Arc::new(WorkerStats::new(ncmds)),
+        started: Instant::now(),
+        started_unix_ms: unix_ms(),
+        run_id,
+        port,
+        slowlog: Mutex::new(Default::default()),
+        latency: Mutex::new(Default::default()),
+        pause: Pause::default(),
+        monitors: Mutex::new(Vec::new()),
+        monitor_count: AtomicUsize::new(0),
+        shutdown: Notify::new(),
+        shutting_down: AtomicBool::new(false),
+        lastsave_s: AtomicI64::new(unix_ms() / 1000),
+        active_expire: AtomicBool::new(true),
+        stat_reset_unix_ms: AtomicI64::new(unix_ms()),
+        used_memory_cache: AtomicU64::new(0),
+        used_memory_refreshed_us: AtomicI64::new(0),
+        peak_memory: AtomicU64::new(0),
+        executable,
+        config_file: config.config_file().map(|p| p.display().to_string()),
+        config,
+    });
+
+    log::notice(&format!(
+        "Tessera {} (Redis {} compatible) starting, pid={}, port={}, threads={}",
+        crate::TESSERA_VERSION,
+        crate::REDIS_COMPAT_VERSION,
+        std::process::id(),
+        port,
+        threads
+    ));
+
+    let mut senders = Vec::new();
+    for (i, w) in workers.into_iter().enumerate() {
+        let (tx, rx) = mpsc::unbounded_channel::<(std::net::TcpStream, u64)>();
+        senders.push(tx);
+        let srv = srv.clone();
+        std::thread::Builder::new()
+            .name(format!("tessera-worker-{i}"))
+            .spawn(move || worker_main(srv, w, i, threads, rx))
+            .map_err(|e| format!("cannot start worker thread: {e}"))?;
+    }
+
+    log::notice("Ready to accept connections tcp");
+    accept_loop(srv, listeners, senders);
+    Ok(())
+}
+
+fn bind_all(config: &Config) -> Result<Vec<std::net::TcpListener>, String> {
+    let port = config.port();
+    let mut out = Vec::new();
+    for addr in config.bind() {
+        // Redis accepts "-::*"-style optional binds; a leading '-' means
+        // "skip if unavailable".
+        let (optional, host) = match addr.strip_prefix('-') {
+            Some(h) => (true, h.to_string()),
+            None => (false, addr.clone()),
+        };
+        let host = match host.as_str() {
+            "*" => "0.0.0.0".to_string(),
+            "::*" => "::".to_string(),
+            _ => host,
+        };
+        let sa: SocketAddr = match format!("{host}:{port}")
+            .parse()
+            .or_else(|_| format!("[{host}]:{port}").parse())
+        {
+            Ok(sa) => sa,
+            Err(_) => return Err(format!("Invalid bind address '{addr}'")),
+        };
+        match listen(sa) {
+            Ok(l) => out.push(l),
+            Err(e) if optional => log::warning(&format!("Skipping optional bind {addr}: {e}")),
+            Err(e) => {
+                return Err(format!(
+                    "Could not create server TCP listening socket {host}:{port}: {e}"
+                ))
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err("Failed listening on any address".to_string());
+    }
+    Ok(out)
+}
+
+fn listen(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
+    use socket2::{Domain, Socket, Type};
+    let domain = if addr.is_ipv4() {
+        Domain::IPV4
+    } else {
+        Domain::IPV6
+    };
+    let sock = Socket::new(domain, Type::STREAM, None)?;
+    sock.set_reuse_address(true)?;
+    if addr.is_ipv6() {
+        sock.set_only_v6(true)?;
+    }
+    sock.bind(&addr.into())?;
+    sock.listen(511)?;
+    Ok(sock.into())
+}
+
+fn accept_loop(
+    srv: Arc<ServerState>,
+    listeners: Vec<std::net::TcpListener>,
+    senders: Vec<mpsc::UnboundedSender<(std::net::TcpStream, u64)>>,
+) {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            log::warning(&format!("cannot start acceptor: {e}"));
+            return;
+        }
+    };
+    rt.block_on(async move {
+        let mut next = 0usize;
+        let (tx, mut rx) = mpsc::unbounded_channel::<std::net::TcpStream>();
+        for l in listeners {
+            let tx = tx.clone();
+            if l.set_nonblocking(true).is_err() {
+                continue;
+            }
+            let Ok(l) = tokio::net::TcpListener::from_std(l) else {
+                continue;
+            };
+            tokio::spawn(async move {
+                loop {
+                    match l.accept().await {
+                        Ok((s, _)) => {
+                            if let Ok(s) = s.into_std() {
+                                if tx.send(s).is_err() {
+                                    return;
+                                }
+                            }
+                        }
+                        Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+                    }
+                }
+            });
+        }
+        drop(tx);
+        loop {
+            tokio::select! {
+                s = rx.recv() => {
+                    let Some(s) = s else { return };
+                    srv.acceptor.connections_received.add(1);
+                    if srv.clients.connected() as u64 >= srv.config.maxclients() {
+                        srv.acceptor.rejected_connections.add(1);
+                        use std::io::Write;
+                        let mut s = s;
+                        let _ = s.write_all(b"-ERR max number of clients reached\r\n");
+                        continue;
+                    }
+                    if denied_by_protected_mode(&srv, &s) {
+                        use std::io::Write;
+                        let mut s = s;
+                        let _ = s.write_all(PROTECTED_MODE_DENIED);
+                        continue;
+                    }
+                    let _ = s.set_nodelay(true);
+                    let id = srv.clients.next_id();
+                    let w = next % senders.len();
+                    next = next.wrapping_add(1);
+                    let _ = senders[w].send((s, id));
+                }
+                _ = srv.shutdown.notified() => return,
+            }
+        }
+    });
+}
+
+/// Redis's protected mode: with no password set, only loopback clients
+/// may connect.
+fn denied_by_protected_mode(srv: &ServerState, s: &std::net::TcpStream) -> bool {
+    if !srv.config.protected_mode() || srv.config.requirepass().is_some() {
+        return false;
+    }
+    match s.peer_addr() {
+        Ok(a) => !a.ip().is_loopback(),
+        Err(_) => false,
+    }
+}
+
+const PROTECTED_MODE_DENIED: &[u8] = b"-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Set up an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n";
+
+fn worker_main(
+    srv: Arc<ServerState>,
+    stats: Arc<WorkerStats>,
+    index: usize,
+    nworkers: usize,
+    mut rx: mpsc::UnboundedReceiver<(std::net::TcpStream, u64)>,
+) {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            log::warning(&format!("cannot start worker: {e}"));
+            return;
+        }
+    };
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, async move {
+        tokio::task::spawn_local(active_expire_loop(
+            srv.clone(),
+            stats.clone(),
+            index,
+            nworkers,
+        ));
+        while let Some((s, id)) = rx.recv().await {
+            if s.set_nonblocking(true).is_err() {
+                continue;
+            }
+            let Ok(stream) = tokio::net::TcpStream::from_std(s) else {
+                continue;
+            };
+            if srv.config.tcp_keepalive() > 0 {
+                let sock = socket2::SockRef::from(&stream);
+                let ka = socket2::TcpKeepalive::new()
+                    .with_time(Duration::from_secs(srv.config.tcp_keepalive()));
+                let _ = sock.set_tcp_keepalive(&ka);
+            }
+            tokio::task::spawn_local(conn::serve(srv.clone(), stats.clone(), stream, id));
+        }
+    });
+}
+
+/// Redis's active expiry, per worker over its share of the shards: each
+/// tick samples keys with a TTL, deletes the expired ones, and keeps going
+/// on a shard while more than 10% of its samples were expired, within a
+/// CPU budget of a quarter of the tick.
+async fn active_expire_loop(
+    srv: Arc<ServerState>,
+    stats: Arc<WorkerStats>,
+    index: usize,
+    nworkers: usize,
+) {
+    const SAMPLES: usize = 20;
+    let mut start_shard = index;
+    loop {
+        let hz = srv.config.hz().clamp(1, 500) as u64;
+        let tick = Duration::from_millis(1000 / hz);
+        tokio::time::sleep(tick).await;
+        if !srv.active_expire.load(Relaxed) || !srv.config.active_expire_enabled() {
+            continue;
+        }
+        let budget = tick / 4;
+        let began = Instant::now();
+        let now = unix_ms();
+        let mut shard_idx = start_shard;
+        let mut visited = 0;
+        while visited < NUM_SHARDS / nworkers.max(1) + 1 && began.elapsed() < budget {
+            let mut shard = srv.keyspace.lock_shard(shard_idx % NUM_SHARDS);
+            let mut expired_here = 0u64;
+            for t in shard.dbs.iter_mut() {
+                loop {
+                    let (examined, expired) = t.expire_step(now, SAMPLES);
+                    expired_here += expired as u64;
+                    if examined == 0 || expired * 10 <= examined || began.elapsed() >= budget {
+                        break;
+                    }
+                }
+            }
+            shard.stats.expired_keys += expired_here;
+            drop(shard);
+            stats.expired_keys_active.add(expired_here);
+            shard_idx += nworkers.max(1);
+            if shard_idx >= NUM_SHARDS {
+                shard_idx = index;
+            }
+            visited += 1;
+        }
+        start_shard = shard_idx;
+    }
+}

@@ -1,0 +1,140 @@
+//! State shared by every thread: configuration, the keyspace, the client
+//! registry, per-worker statistics, the slow log, the latency monitor,
+//! MONITOR feeds and CLIENT PAUSE.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::Mutex;
+use tokio::sync::{mpsc, Notify};
+
+use super::client::ClientRegistry;
+use super::stats::WorkerStats;
+use crate::config::Config;
+use crate::keyspace::Keyspace;
+
+pub fn unix_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+pub fn unix_us() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
+pub struct SlowlogEntry {
+    pub id: u64,
+    pub time_s: i64,
+    pub duration_us: u64,
+    pub args: Vec<Vec<u8>>,
+    pub peer: String,
+    pub name: String,
+}
+
+#[derive(Default)]
+pub struct SlowLog {
+    pub entries: VecDeque<SlowlogEntry>,
+    pub next_id: u64,
+}
+
+/// One latency-monitor event series (LATENCY LATEST / HISTORY).
+#[derive(Default, Clone)]
+pub struct LatencySeries {
+    pub samples: VecDeque<(i64, u64)>,
+    pub max_ms: u64,
+}
+
+/// CLIENT PAUSE state.
+#[derive(Default)]
+pub struct Pause {
+    /// Unix ms until which clients are paused; 0 when not paused.
+    pub until_ms: AtomicI64,
+    /// WRITE mode: only commands that may write wait.
+    pub writes_only: AtomicBool,
+    pub unpaused: Notify,
+}
+
+pub struct ServerState {
+    pub config: Arc<Config>,
+    pub keyspace: Keyspace,
+    pub clients: ClientRegistry,
+    pub workers: Vec<Arc<WorkerStats>>,
+    /// Counters of the accepting thread.
+    pub acceptor: Arc<WorkerStats>,
+    pub started: Instant,
+    pub started_unix_ms: i64,
+    pub run_id: String,
+    pub port: u16,
+    pub slowlog: Mutex<SlowLog>,
+    pub latency: Mutex<HashMap<String, LatencySeries>>,
+    pub pause: Pause,
+    pub monitors: Mutex<Vec<(u64, mpsc::UnboundedSender<Vec<u8>>)>>,
+    pub monitor_count: AtomicUsize,
+    pub shutdown: Notify,
+    pub shutting_down: AtomicBool,
+    pub lastsave_s: AtomicI64,
+    pub active_expire: AtomicBool,
+    pub stat_reset_unix_ms: AtomicI64,
+    /// Cached jemalloc `stats.allocated`, refreshed by [`ServerState::used_memory`].
+    pub used_memory_cache: AtomicU64,
+    pub used_memory_refreshed_us: AtomicI64,
+    pub peak_memory: AtomicU64,
+    pub executable: String,
+    pub config_file: Option<String>,
+}
+
+impl ServerState {
+    /// Bytes allocated by the process (jemalloc's own count), refreshed at
+    /// most every millisecond so eviction checks stay cheap.
+    pub fn used_memory(&self) -> u64 {
+        let now = unix_us();
+        if now - self.used_memory_refreshed_us.load(Relaxed) >= 1000 {
+            self.used_memory_refreshed_us.store(now, Relaxed);
+            let v = crate::server::memory::allocated_bytes();
+            self.used_memory_cache.store(v, Relaxed);
+            if v > self.peak_memory.load(Relaxed) {
+                self.peak_memory.store(v, Relaxed);
+            }
+        }
+        self.used_memory_cache.load(Relaxed)
+    }
+
+    /// Forces a fresh reading (INFO, MEMORY STATS, after eviction).
+    pub fn used_memory_now(&self) -> u64 {
+        self.used_memory_refreshed_us.store(0, Relaxed);
+        self.used_memory()
+    }
+
+    pub fn uptime_secs(&self) -> u64 {
+        self.started.elapsed().as_secs()
+    }
+
+    pub fn record_latency(&self, event: &str, ms: u64) {
+        let threshold = self.config.latency_monitor_threshold();
+        if threshold == 0 || ms < threshold {
+            return;
+        }
+        let mut lat = self.latency.lock();
+        let series = lat.entry(event.to_string()).or_default();
+        let now_s = unix_ms() / 1000;
+        match series.samples.back_mut() {
+            Some(last) if last.0 == now_s => last.1 = last.1.max(ms),
+            _ => series.samples.push_back((now_s, ms)),
+        }
+        if series.samples.len() > 160 {
+            series.samples.pop_front();
+        }
+        series.max_ms = series.max_ms.max(ms);
+    }
+
+    pub fn stat_total(&self, f: impl Fn(&WorkerStats) -> u64) -> u64 {
+        self.workers.iter().map(|w| f(w)).sum::<u64>() + f(&self.acceptor)
+    }
+}

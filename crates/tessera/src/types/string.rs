@@ -1,0 +1,128 @@
+//! String values and their three encodings, mirroring what Redis reports in
+//! `OBJECT ENCODING`: `int` for canonical 64-bit integers, `embstr` for short
+//! strings written whole, `raw` for long strings and anything modified in
+//! place (APPEND, SETRANGE), exactly where redis-server 7.0 switches.
+
+use crate::util::numbers::parse_i64;
+
+/// Longest string Redis stores as `embstr` (OBJ_ENCODING_EMBSTR_SIZE_LIMIT).
+pub const EMBSTR_MAX: usize = 44;
+
+#[derive(Debug, Clone)]
+pub enum StrValue {
+    /// A canonical decimal integer that round-trips exactly.
+    Int(i64),
+    /// A string written whole and short enough for Redis's embstr.
+    Embstr(Box<[u8]>),
+    /// Anything else; kept growable for APPEND/SETRANGE.
+    Raw(Vec<u8>),
+}
+
+impl StrValue {
+    /// Encodes bytes written by SET-like commands the way Redis's
+    /// `tryObjectEncoding` would.
+    pub fn from_bytes(b: &[u8]) -> StrValue {
+        if b.len() <= 20 {
+            if let Some(n) = parse_i64(b) {
+                return StrValue::Int(n);
+            }
+        }
+        if b.len() <= EMBSTR_MAX {
+            StrValue::Embstr(b.into())
+        } else {
+            StrValue::Raw(b.to_vec())
+        }
+    }
+
+    /// Bytes produced by a command that Redis stores without trying the int
+    /// encoding (e.g. INCRBYFLOAT's result): embstr or raw by length only.
+    pub fn from_bytes_no_int(b: &[u8]) -> StrValue {
+        if b.len() <= EMBSTR_MAX {
+            StrValue::Embstr(b.into())
+        } else {
+            StrValue::Raw(b.to_vec())
+        }
+    }
+
+    pub fn encoding_name(&self) -> &'static str {
+        match self {
+            StrValue::Int(_) => "int",
+            StrValue::Embstr(_) => "embstr",
+            StrValue::Raw(_) => "raw",
+        }
+    }
+
+    /// Borrows the string's bytes; an integer is formatted into `scratch`.
+    #[inline]
+    pub fn as_bytes<'a>(&'a self, scratch: &'a mut itoa::Buffer) -> &'a [u8] {
+        match self {
+            StrValue::Int(n) => scratch.format(*n).as_bytes(),
+            StrValue::Embstr(b) => b,
+            StrValue::Raw(v) => v,
+        }
+    }
+
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut s = itoa::Buffer::new();
+        self.as_bytes(&mut s).to_vec()
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            StrValue::Int(n) => itoa::Buffer::new().format(*n).len(),
+            StrValue::Embstr(b) => b.len(),
+            StrValue::Raw(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The value as an integer if Redis would accept it for INCR.
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            StrValue::Int(n) => Some(*n),
+            StrValue::Embstr(b) => parse_i64(b),
+            StrValue::Raw(v) => parse_i64(v),
+        }
+    }
+
+    /// Converts to the raw, growable encoding for in-place modification.
+    pub fn make_raw(&mut self) -> &mut Vec<u8> {
+        if !matches!(self, StrValue::Raw(_)) {
+            let v = self.to_vec();
+            *self = StrValue::Raw(v);
+        }
+        match self {
+            StrValue::Raw(v) => v,
+            // Just converted above.
+            _ => unreachable!("string was converted to raw"),
+        }
+    }
+
+    pub fn heap_size(&self) -> usize {
+        match self {
+            StrValue::Int(_) => 0,
+            StrValue::Embstr(b) => b.len(),
+            StrValue::Raw(v) => v.capacity(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodings_follow_redis_thresholds() {
+        assert_eq!(StrValue::from_bytes(b"123").encoding_name(), "int");
+        assert_eq!(StrValue::from_bytes(b"0123").encoding_name(), "embstr");
+        assert_eq!(StrValue::from_bytes(&[b'a'; 44]).encoding_name(), "embstr");
+        assert_eq!(StrValue::from_bytes(&[b'a'; 45]).encoding_name(), "raw");
+        let mut v = StrValue::from_bytes(b"12");
+        v.make_raw().push(b'3');
+        assert_eq!(v.encoding_name(), "raw");
+        assert_eq!(v.to_vec(), b"123");
+    }
+}

@@ -1,0 +1,6 @@
+//! Small exact re-implementations of Redis's behaviour that many families
+//! share: glob matching, number parsing and formatting, LCS.
+
+pub mod glob;
+pub mod lcs;
+pub mod numbers;

@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""Side-by-side benchmark of Tessera and redis-server with resp-benchmark.
+
+Both servers run with the same settings on the same machine, each pinned to
+the same core (default core 0), while resp-benchmark runs pinned to the
+others. Each case runs `--rounds` times, alternating which server goes first,
+and the medians are written as a Markdown table (command line, both results,
+ratio) into docs/benchmarks.md between the BEGIN/END markers of the section
+named by --section.
+
+    pip install resp-benchmark==0.1.7
+    python3 scripts/bench.py                 # the core table (SET/GET)
+    python3 scripts/bench.py --seconds 5 --rounds 5
+
+Speed is measured here, never in the test suite.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# (label, load command or None, benchmark command, extra resp-benchmark args)
+# Shapes follow the seed whitepaper (../shared/seeds/000_*), key counts scaled
+# down to fit a 2-core machine.
+CORE_CASES = [
+    ("SET -c 64", None, "SET {key uniform 1000000} {value 64}", ["-c", "64"]),
+    ("SET -c 64 -P 16", None, "SET {key uniform 1000000} {value 64}", ["-c", "64", "-P", "16"]),
+    (
+        "GET -c 64",
+        "SET {key sequence 1000000} {value 64}",
+        "GET {key uniform 1000000}",
+        ["-c", "64"],
+    ),
+    (
+        "GET -c 64 -P 16",
+        "SET {key sequence 1000000} {value 64}",
+        "GET {key uniform 1000000}",
+        ["-c", "64", "-P", "16"],
+    ),
+]
+
+LINE = re.compile(r"qps: (\d+), conn: \d+, cnt: (\d+), avg: ([\d.]+)ms, p99: ([\d.]+)ms")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_ready(port, timeout=20):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+                s.sendall(b"PING\r\n")
+                if s.recv(16).startswith(b"+PONG"):
+                    return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"server on port {port} did not start")
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / tick
+
+
+class Server:
+    def __init__(self, kind, core, threads):
+        self.kind = kind
+        self.port = free_port()
+        if kind == "redis":
+            cmd = [
+                shutil.which("redis-server") or "redis-server",
+                "--port", str(self.port), "--bind", "127.0.0.1",
+                "--save", "", "--appendonly", "no", "--daemonize", "no",
+            ]
+        else:
+            cmd = [
+                os.path.join(ROOT, "target", "release", "tessera-server"),
+                "--port", str(self.port), "--bind", "127.0.0.1",
+                "--threads", str(threads),
+            ]
+        self.proc = subprocess.Popen(
+            ["taskset", "-c", core] + cmd,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        wait_ready(self.port)
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def run_bench(port, command, extra, seconds, client_cores, load=False, count=None):
+    args = ["resp-benchmark", "-p", str(port), "--cores", client_cores]
+    if load:
+        args += ["--load", "-c", "64", "-P", "16", "-n", str(count)]
+    else:
+        args += ["-s", str(seconds)] + extra
+    args.append(command)
+    out = subprocess.run(args, capture_output=True, text=True, timeout=seconds * 4 + 600)
+    matches = LINE.findall(out.stdout + out.stderr)
+    if not matches:
+        raise RuntimeError(f"no result from {' '.join(args)}:\n{out.stdout}\n{out.stderr}")
+    qps, cnt, avg, p99 = matches[-1]
+    return int(qps), int(cnt), float(avg), float(p99)
+
+
+def measure(kind, case, args):
+    label, load, command, extra = case
+    srv = Server(kind, args.server_core, args.threads)
+    try:
+        if load:
+            n = int(re.search(r"sequence (\d+)", load).group(1))
+            run_bench(srv.port, load, [], args.seconds, args.client_cores, load=True, count=n)
+        cpu0 = cpu_seconds(srv.proc.pid)
+        qps, cnt, avg, p99 = run_bench(srv.port, command, extra, args.seconds, args.client_cores)
+        cpu = cpu_seconds(srv.proc.pid) - cpu0
+        cpu_us = cpu * 1e6 / cnt if cnt else 0.0
+        return qps, avg, p99, cpu_us
+    finally:
+        srv.stop()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seconds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--server-core", default="0")
+    ap.add_argument("--client-cores", default="1")
+    ap.add_argument("--threads", type=int, default=1, help="Tessera worker threads")
+    ap.add_argument("--section", default="core")
+    ap.add_argument("--no-build", action="store_true")
+    ap.add_argument("--output", default=os.path.join(ROOT, "docs", "benchmarks.md"))
+    args = ap.parse_args()
+
+    if not args.no_build:
+        subprocess.run(["cargo", "build", "--release", "--bin", "tessera-server"], cwd=ROOT, check=True)
+    cases = {"core": CORE_CASES}[args.section]
+
+    rows = []
+    for case in cases:
+        results = {"redis": [], "tessera": []}
+        for r in range(args.rounds):
+            order = ["redis", "tessera"] if r % 2 == 0 else ["tessera", "redis"]
+            for kind in order:
+                res = measure(kind, case, args)
+                results[kind].append(res)
+                print(f"{case[0]:<22} {kind:<8} qps={res[0]:>8} avg={res[1]:.3f}ms p99={res[2]:.3f}ms cpu/req={res[3]:.2f}us", flush=True)
+        med = {k: [statistics.median(x[i] for x in v) for i in range(4)] for k, v in results.items()}
+        rows.append((case, med))
+
+    table = [
+        f"Measured {time.strftime('%Y-%m-%d')} on this machine ({os.cpu_count()} cores): servers pinned to core {args.server_core} "
+        f"(Tessera `--threads {args.threads}`), resp-benchmark 0.1.7 pinned to core(s) {args.client_cores}, "
+        f"{args.seconds} s per run, median of {args.rounds} rounds alternating which server runs first. "
+        f"Produced by `python3 scripts/bench.py --seconds {args.seconds} --rounds {args.rounds}`.",
+        "",
+        "| case | resp-benchmark command | redis QPS | Tessera QPS | QPS ratio | redis avg / p99 ms | Tessera avg / p99 ms | redis CPU µs/req | Tessera CPU µs/req |",
+        "| --- | --- | ---: | ---: | ---: | --- | --- | ---: | ---: |",
+    ]
+    for (label, load, command, extra), med in rows:
+        r, t = med["redis"], med["tessera"]
+        cmdline = f"`resp-benchmark {' '.join(extra)} -s {args.seconds} \"{command}\"`"
+        if load:
+            cmdline += f" after `--load \"{load}\"`"
+        ratio = t[0] / r[0] if r[0] else 0
+        table.append(
+            f"| {label} | {cmdline} | {r[0]:.0f} | {t[0]:.0f} | {ratio:.2f}x | {r[1]:.3f} / {r[2]:.3f} | {t[1]:.3f} / {t[2]:.3f} | {r[3]:.2f} | {t[3]:.2f} |"
+        )
+    write_section(args.output, args.section, "\n".join(table))
+    print("\n".join(table))
+
+
+def write_section(path, section, body):
+    begin, end = f"<!-- BEGIN {section} -->", f"<!-- END {section} -->"
+    text = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
+    block = f"{begin}\n{body}\n{end}"
+    if begin in text and end in text:
+        text = text[: text.index(begin)] + block + text[text.index(end) + len(end):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    with open(path, "w") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

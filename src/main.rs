@@ -1,0 +1,58 @@
+//! `tessera-server`: parses redis-server style arguments and configuration,
+//! then runs the server until SHUTDOWN.
+
+use tikv_jemallocator::Jemalloc;
+
+// jemalloc: low fragmentation for many small allocations, and the
+// statistics that INFO's used_memory and maxmemory enforcement read.
+#[global_allocator]
+static GLOBAL: Jemalloc = Jemalloc;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(first) = args.first() {
+        match first.as_str() {
+            "-v" | "--version" => {
+                println!(
+                    "Tessera server v={} (Redis {} compatible) bits=64",
+                    tessera::TESSERA_VERSION,
+                    tessera::REDIS_COMPAT_VERSION
+                );
+                return;
+            }
+            "-h" | "--help" => {
+                println!(
+                    "Usage: tessera-server [/path/to/redis.conf] [options] [-]\n       tessera-server - (read config from stdin)\n       tessera-server -v or --version\n       tessera-server -h or --help\n\nExamples:\n       tessera-server (run the server with default config)\n       tessera-server /etc/redis/6379.conf\n       tessera-server --port 7777 --threads 4\n       tessera-server /etc/myredis.conf --loglevel verbose --maxmemory 1gb"
+                );
+                return;
+            }
+            _ => {}
+        }
+    }
+    let config = match tessera::config::Config::from_args(&args) {
+        Ok(c) => c,
+        Err(msg) => {
+            eprintln!("{msg}");
+            std::process::exit(1);
+        }
+    };
+    let executable = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    tessera::server::log::configure(log_level(&config), &config.logfile());
+    if let Err(e) = tessera::server::run(config, executable) {
+        tessera::server::log::warning(&e);
+        std::process::exit(1);
+    }
+}
+
+fn log_level(config: &tessera::config::Config) -> tessera::server::log::Level {
+    use tessera::config::LogLevel;
+    use tessera::server::log::Level;
+    match config.loglevel() {
+        LogLevel::Debug => Level::Debug,
+        LogLevel::Verbose => Level::Verbose,
+        LogLevel::Notice => Level::Notice,
+        _ => Level::Warning,
+    }
+}
