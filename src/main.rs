@@ -36,6 +36,30 @@ fn main() {
             std::process::exit(1);
         }
     };
+    if !config.renamed_commands().is_empty() {
+        eprintln!("rename-command is not supported by Tessera yet");
+        std::process::exit(1);
+    }
+    if let Err(e) = std::env::set_current_dir(config.dir()) {
+        eprintln!("Can't chdir to '{}': {}", config.dir(), e);
+        std::process::exit(1);
+    }
+    config.set_apply_hook(Box::new(|cfg, name| {
+        match name {
+            "loglevel" | "logfile" => {
+                tessera::server::log::configure(log_level(cfg), &cfg.logfile())
+            }
+            "dir" => std::env::set_current_dir(cfg.dir()).map_err(|e| e.to_string())?,
+            // The listeners are bound once at start-up.
+            "port" | "bind" => {
+                return Err(format!(
+                    "changing {name} at runtime is not supported by Tessera yet"
+                ))
+            }
+            _ => {}
+        }
+        Ok(())
+    }));
     let executable = std::env::current_exe()
         .map(|p| p.display().to_string())
         .unwrap_or_default();

@@ -70,11 +70,17 @@ impl ReplyBuf {
     /// spaces, as Redis does, so the reply stays one protocol line.
     pub fn error(&mut self, msg: &[u8]) {
         self.buf.push(b'-');
-        if msg.first() == Some(&b'-') {
-            push_sanitized(&mut self.buf, &msg[1..]);
-        } else {
-            push_sanitized(&mut self.buf, msg);
-        }
+        let msg = msg.strip_prefix(b"-").unwrap_or(msg);
+        // Like Redis: CR/LF trimmed from both ends, the rest become spaces.
+        let start = msg
+            .iter()
+            .position(|c| !matches!(c, b'\r' | b'\n'))
+            .unwrap_or(msg.len());
+        let end = msg
+            .iter()
+            .rposition(|c| !matches!(c, b'\r' | b'\n'))
+            .map_or(start, |e| e + 1);
+        push_sanitized(&mut self.buf, &msg[start..end]);
         self.buf.extend_from_slice(b"\r\n");
     }
 
@@ -232,7 +238,7 @@ mod tests {
     #[test]
     fn errors_stay_on_one_line() {
         let mut r = ReplyBuf::new(Protocol::Resp2);
-        r.error(b"ERR bad\r\nthing");
+        r.error(b"ERR bad\r\nthing\r\n");
         assert_eq!(r.buf, b"-ERR bad  thing\r\n");
     }
 

@@ -29,7 +29,30 @@ pub fn int_in(arg: &[u8], min: i64, max: i64, msg: &'static str) -> Result<i64, 
     }
 }
 
-/// Text of an argument for an error message, lossily decoded.
+/// Text of an argument for a message, as C's `%s` shows it: cut at the
+/// first NUL, lossily decoded.
 pub fn lossy(arg: &[u8]) -> String {
-    String::from_utf8_lossy(arg).into_owned()
+    c_str_prefix(arg, usize::MAX)
+}
+
+/// A C `int` argument the way Redis's getIntFromObjectOrReply reads it.
+pub fn int32(arg: &[u8]) -> Result<i64, CmdError> {
+    let n = int(arg)?;
+    if n < i32::MIN as i64 || n > i32::MAX as i64 {
+        return Err(CmdError::msg(
+            "ERR value is out of range, value must between -2147483648 and 2147483647",
+        ));
+    }
+    Ok(n)
+}
+
+/// C's `%.Ns` of a byte string, as Redis formats arguments into error
+/// messages: at most `n` bytes, cut at the first NUL.
+pub fn c_str_prefix(b: &[u8], n: usize) -> String {
+    let b = &b[..b.len().min(n)];
+    let b = match memchr::memchr(0, b) {
+        Some(z) => &b[..z],
+        None => b,
+    };
+    String::from_utf8_lossy(b).into_owned()
 }

@@ -267,12 +267,9 @@ fn auth(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn select(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let n = int(args[1])?;
-    if n < 0 || n as u64 >= ctx.srv.keyspace.num_dbs() as u64 {
-        return Err(CmdError::DbIndexOutOfRange);
-    }
-    ctx.client.db = n as usize;
-    ctx.client.info.db.store(n as usize, Relaxed);
+    let n = super::generic::db_index(ctx, args[1])?;
+    ctx.client.db = n;
+    ctx.client.info.db.store(n, Relaxed);
     ctx.out.ok();
     Ok(())
 }

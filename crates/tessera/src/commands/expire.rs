@@ -208,7 +208,9 @@ fn ttl_generic(ctx: &mut Ctx, key: &[u8], ms: bool, absolute: bool) -> CmdResult
             if ms {
                 v
             } else {
-                (v + 500) / 1000
+                // Redis's rounding does not overflow near i64::MAX in
+                // practice; widen to match it.
+                ((v as i128 + 500) / 1000) as i64
             }
         }
     };

@@ -4,7 +4,7 @@
 
 use rand::Rng;
 
-use super::args::{eq_ic, int, lossy};
+use super::args::{eq_ic, int, int32, lossy};
 use super::flags::*;
 use super::{acl, unknown_subcommand, CmdError, CmdResult, CommandSpec, Ctx, KeySpec, NO_KEYS};
 use crate::keyspace::{Entry, NUM_SHARDS};
@@ -240,9 +240,9 @@ fn renamenx(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 /// Parses a database index the way SELECT/MOVE/COPY do.
-fn db_index(ctx: &Ctx, raw: &[u8]) -> Result<usize, CmdError> {
-    let n = int(raw)?;
-    if n < 0 || n as usize >= ctx.srv.keyspace.num_dbs() || n > i32::MAX as i64 {
+pub fn db_index(ctx: &Ctx, raw: &[u8]) -> Result<usize, CmdError> {
+    let n = int32(raw)?;
+    if n < 0 || n as usize >= ctx.srv.keyspace.num_dbs() {
         return Err(CmdError::DbIndexOutOfRange);
     }
     Ok(n as usize)
@@ -257,11 +257,7 @@ fn copy(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         if eq_ic(args[i], "replace") {
             replace = true;
         } else if eq_ic(args[i], "db") && i + 1 < args.len() {
-            let n = int(args[i + 1]).map_err(|_| CmdError::NotInteger)?;
-            if n < 0 || n > i32::MAX as i64 || n as usize >= ctx.srv.keyspace.num_dbs() {
-                return Err(CmdError::DbIndexOutOfRange);
-            }
-            target_db = n as usize;
+            target_db = db_index(ctx, args[i + 1])?;
             i += 1;
         } else {
             return Err(CmdError::Syntax);
@@ -375,7 +371,7 @@ fn scan(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             if e.is_expired(now) {
                 continue;
             }
-            if let Some(p) = pattern {
+            if let Some(p) = pattern.filter(|p| *p != b"*") {
                 if !glob_match(p, k, false) {
                     continue;
                 }
@@ -593,8 +589,8 @@ fn free_tables<T: Send + 'static>(old: Vec<T>, lazy: bool) {
 }
 
 fn swapdb(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let a = int(args[1]).map_err(|_| CmdError::msg("ERR invalid first DB index"))?;
-    let b = int(args[2]).map_err(|_| CmdError::msg("ERR invalid second DB index"))?;
+    let a = int32(args[1]).map_err(|_| CmdError::msg("ERR invalid first DB index"))?;
+    let b = int32(args[2]).map_err(|_| CmdError::msg("ERR invalid second DB index"))?;
     let n = ctx.srv.keyspace.num_dbs() as i64;
     if a < 0 || a >= n || b < 0 || b >= n {
         return Err(CmdError::DbIndexOutOfRange);

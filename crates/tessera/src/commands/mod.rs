@@ -416,7 +416,7 @@ pub fn ok(ctx: &mut Ctx) -> CmdResult {
 
 /// The `... Try X HELP.` error for unknown subcommands.
 pub fn unknown_subcommand(container: &str, sub: &[u8]) -> CmdError {
-    let sub = String::from_utf8_lossy(&sub[..sub.len().min(128)]).into_owned();
+    let sub = args::c_str_prefix(sub, 128);
     CmdError::msg(format!(
         "ERR unknown subcommand '{}'. Try {} HELP.",
         sub,

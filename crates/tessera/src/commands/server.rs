@@ -658,28 +658,22 @@ fn config_get(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn config_set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if (args.len() - 2) % 2 != 0 {
-        return Err(CmdError::WrongArity("config|set".into()));
+        return Err(CmdError::Syntax);
     }
     let pairs: Vec<(&[u8], &[u8])> = args[2..].chunks_exact(2).map(|c| (c[0], c[1])).collect();
-    ctx.srv.config.set(&pairs).map_err(CmdError::msg)?;
-    for (k, _) in &pairs {
-        if eq_ic(k, "loglevel") || eq_ic(k, "logfile") {
-            apply_logging(ctx);
-        }
-    }
+    let local = ctx.client.info.addr.ip().is_loopback();
+    ctx.srv
+        .config
+        .set_with(
+            &pairs,
+            crate::config::SetContext {
+                local_client: local,
+                loading: false,
+            },
+        )
+        .map_err(CmdError::msg)?;
     ctx.out.ok();
     Ok(())
-}
-
-/// Re-reads the logging directives after CONFIG SET.
-pub fn apply_logging(ctx: &Ctx) {
-    let level = match ctx.srv.config.loglevel() {
-        crate::config::LogLevel::Debug => log::Level::Debug,
-        crate::config::LogLevel::Verbose => log::Level::Verbose,
-        crate::config::LogLevel::Notice => log::Level::Notice,
-        _ => log::Level::Warning,
-    };
-    log::configure(level, &ctx.srv.config.logfile());
 }
 
 fn config_resetstat(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {

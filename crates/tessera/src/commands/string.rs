@@ -335,6 +335,8 @@ fn set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let mut exp = ExpireArg::None;
     let mut exp_raw: &[u8] = b"";
     let mut i = 3;
+    // As in Redis, an option may repeat (the last value wins) but may not
+    // be combined with another option of its group.
     while i < args.len() {
         let a = args[i];
         let next = args.get(i + 1);
@@ -344,9 +346,12 @@ fn set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             xx = true;
         } else if eq_ic(a, "get") {
             get_old = true;
-        } else if eq_ic(a, "keepttl") && exp == ExpireArg::None {
+        } else if eq_ic(a, "keepttl") && matches!(exp, ExpireArg::None | ExpireArg::KeepTtl) {
             exp = ExpireArg::KeepTtl;
-        } else if let (Some(kind), Some(v), true) = (expire_kind(a), next, exp == ExpireArg::None) {
+        } else if let (Some(kind), Some(v)) = (expire_kind(a), next) {
+            if exp != ExpireArg::None && exp != kind {
+                return Err(CmdError::Syntax);
+            }
             exp = kind;
             exp_raw = v;
             i += 1;
@@ -545,11 +550,12 @@ fn getex(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let mut i = 2;
     while i < args.len() {
         let a = args[i];
-        if eq_ic(a, "persist") && exp == ExpireArg::None {
+        if eq_ic(a, "persist") && matches!(exp, ExpireArg::None | ExpireArg::Persist) {
             exp = ExpireArg::Persist;
-        } else if let (Some(kind), Some(v), true) =
-            (expire_kind(a), args.get(i + 1), exp == ExpireArg::None)
-        {
+        } else if let (Some(kind), Some(v)) = (expire_kind(a), args.get(i + 1)) {
+            if exp != ExpireArg::None && exp != kind {
+                return Err(CmdError::Syntax);
+            }
             exp = kind;
             raw = v;
             i += 1;
@@ -558,34 +564,33 @@ fn getex(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
         i += 1;
     }
-    let at = match exp {
-        ExpireArg::None | ExpireArg::Persist | ExpireArg::KeepTtl => None,
-        k => Some(expire_at_ms(k, raw, ctx.now_ms, "getex")?),
-    };
     let (ka, out) = ctx.split();
     let now = ka.now_ms;
     ka.with_key(key, |db| {
         match read_str(db.get_read(key))? {
             Some(s) => {
+                // Redis validates the expiry only once the key is known to
+                // be a string, and replies the value only if it is valid.
+                let at = match exp {
+                    ExpireArg::None | ExpireArg::Persist | ExpireArg::KeepTtl => None,
+                    k => Some(expire_at_ms(k, raw, now, "getex")?),
+                };
                 let mut b = itoa::Buffer::new();
                 out.bulk(s.as_bytes(&mut b));
+                match (exp, at) {
+                    (_, Some(at)) if at <= now => {
+                        db.remove(key);
+                    }
+                    (_, Some(at)) => {
+                        db.table(key).set_expire(key, at);
+                    }
+                    (ExpireArg::Persist, _) => {
+                        db.table(key).set_expire(key, 0);
+                    }
+                    _ => {}
+                }
             }
-            None => {
-                out.null();
-                return Ok(());
-            }
-        }
-        match (exp, at) {
-            (_, Some(at)) if at <= now => {
-                db.remove(key);
-            }
-            (_, Some(at)) => {
-                db.table(key).set_expire(key, at);
-            }
-            (ExpireArg::Persist, _) => {
-                db.table(key).set_expire(key, 0);
-            }
-            _ => {}
+            None => out.null(),
         }
         Ok(())
     })

@@ -33,6 +33,7 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Mutex, RwLock};
 
+pub use load::CommandExists;
 pub use parse::KeyspaceEvents;
 use parse::{
     c_strtoll, format_percentile, mem_to_u64, split_spaces, strerror, strict_f64, strict_i64,
@@ -277,6 +278,7 @@ const LOGLEVEL: usize = idx("loglevel");
 const LOGFILE: usize = idx("logfile");
 const PIDFILE: usize = idx("pidfile");
 const DAEMONIZE: usize = idx("daemonize");
+const APPENDONLY: usize = idx("appendonly");
 const REQUIREPASS: usize = idx("requirepass");
 const MAXMEMORY: usize = idx("maxmemory");
 const MAXMEMORY_POLICY: usize = idx("maxmemory-policy");
@@ -1012,7 +1014,7 @@ impl Config {
     }
     /// Always false for now (`appendonly yes` is refused).
     pub fn appendonly(&self) -> bool {
-        false
+        self.num(APPENDONLY) != 0
     }
     pub fn shutdown_timeout(&self) -> u64 {
         self.num(SHUTDOWN_TIMEOUT).max(0) as u64

@@ -45,6 +45,22 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
         return;
     }
 
+    if cmd.has(flags::PROTECTED)
+        && !srv
+            .config
+            .debug_command_allowed(client.info.addr.ip().is_loopback())
+    {
+        stats.rejected.add(1);
+        let msg = format!(
+            "ERR {} command not allowed. If the enable-{}-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.",
+            cmd.name.to_ascii_uppercase(),
+            cmd.name
+        );
+        reply_error(srv, client, out, &CmdError::msg(msg));
+        finish_reply_mode(client, out, mark);
+        return;
+    }
+
     if srv.config.maxmemory() > 0 && !client.no_evict {
         let fits = super::evict::ensure_memory(srv, client);
         if !fits && cmd.has(flags::DENYOOM) {
@@ -121,7 +137,7 @@ fn resolve(args: &[&[u8]], name: &[u8]) -> Result<(usize, &'static CommandSpec),
 
 /// Redis's "unknown command" text: the name and up to ~128 bytes of args.
 fn unknown_command(args: &[&[u8]]) -> CmdError {
-    let name = trunc(args[0], 128);
+    let name = crate::commands::args::c_str_prefix(args[0], 128);
     let mut rest = String::new();
     for a in &args[1..] {
         if rest.len() >= 128 {
@@ -129,23 +145,13 @@ fn unknown_command(args: &[&[u8]]) -> CmdError {
         }
         let room = 128 - rest.len();
         rest.push('\'');
-        rest.push_str(&trunc(a, room));
+        rest.push_str(&crate::commands::args::c_str_prefix(a, room));
         rest.push_str("' ");
     }
     CmdError::msg(format!(
         "ERR unknown command '{}', with args beginning with: {}",
         name, rest
     ))
-}
-
-/// C's `%.Ns` of a byte string: at most n bytes, cut at a NUL.
-fn trunc(b: &[u8], n: usize) -> String {
-    let b = &b[..b.len().min(n)];
-    let b = match memchr::memchr(0, b) {
-        Some(z) => &b[..z],
-        None => b,
-    };
-    String::from_utf8_lossy(b).into_owned()
 }
 
 fn reply_error(_srv: &ServerState, client: &Client, out: &mut ReplyBuf, e: &CmdError) {

@@ -1,0 +1,34 @@
+//! Differential tests: the same seeded, randomly generated command streams go to redis-server
+//! and to Tessera, and every reply must match (see `differential/harness.rs` for the knobs:
+//! DIFF_SEED, DIFF_COMMANDS, DIFF_RESP3, DIFF_COLLECTIONS, DIFF_BATCH).
+//!
+//! To add a family: write `differential/<family>.rs` with a `FAMILY` whose generator returns one
+//! `Cmd` (arguments + compare mode) per call, declare it below, and add a test.
+
+mod common;
+
+#[path = "differential/expire.rs"]
+mod expire;
+#[path = "differential/gen.rs"]
+mod gen;
+#[path = "differential/harness.rs"]
+mod harness;
+#[path = "differential/keyspace.rs"]
+mod keyspace;
+#[path = "differential/strings.rs"]
+mod strings;
+
+#[test]
+fn strings() {
+    harness::run_family(&strings::FAMILY);
+}
+
+#[test]
+fn keyspace() {
+    harness::run_family(&keyspace::FAMILY);
+}
+
+#[test]
+fn expire() {
+    harness::run_family(&expire::FAMILY);
+}
