@@ -116,6 +116,10 @@ def run_bench(port, command, extra, seconds, client_cores, load=False, count=Non
         args += ["-s", str(seconds)] + extra
     args.append(command)
     out = subprocess.run(args, capture_output=True, text=True, timeout=seconds * 4 + 600)
+    if load:
+        if out.returncode != 0:
+            raise RuntimeError(f"load failed: {' '.join(args)}:\n{out.stdout}\n{out.stderr}")
+        return None
     matches = LINE.findall(out.stdout + out.stderr)
     if not matches:
         raise RuntimeError(f"no result from {' '.join(args)}:\n{out.stdout}\n{out.stderr}")

@@ -318,7 +318,7 @@ fn keys(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let pattern = args[1];
     let all = pattern == b"*";
     let (db, now) = (ctx.client.db, ctx.now_ms);
-    let mut found: Vec<Box<[u8]>> = Vec::new();
+    let mut found: Vec<crate::keyspace::Key> = Vec::new();
     for i in 0..NUM_SHARDS {
         let shard = ctx.srv.keyspace.lock_shard(i);
         for (k, e) in shard.dbs[db].iter() {
@@ -363,7 +363,7 @@ fn scan(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (db, now) = (ctx.client.db, ctx.now_ms);
     let mut shard = cursor as usize;
     let mut examined = 0i64;
-    let mut found: Vec<Box<[u8]>> = Vec::new();
+    let mut found: Vec<crate::keyspace::Key> = Vec::new();
     while shard < NUM_SHARDS && examined < count {
         let guard = ctx.srv.keyspace.lock_shard(shard);
         for (k, e) in guard.dbs[db].iter() {

@@ -237,7 +237,7 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
 
 struct Registry {
     /// Top-level name → id.
-    by_name: HashMap<&'static str, usize>,
+    by_name: HashMap<&'static str, usize, foldhash::fast::FixedState>,
     /// Every command and subcommand; the index is the command id that
     /// per-thread statistics are kept under.
     flat: Vec<(String, &'static CommandSpec)>,
@@ -251,7 +251,7 @@ fn registry() -> &'static Registry {
     REG.get_or_init(|| {
         let top: Vec<&'static CommandSpec> = families().collect();
         let mut flat = Vec::new();
-        let mut by_name = HashMap::new();
+        let mut by_name = HashMap::with_hasher(foldhash::fast::FixedState::default());
         let mut sub_base = HashMap::new();
         for c in &top {
             by_name.insert(c.name, flat.len());

@@ -66,7 +66,11 @@ pub struct ClientInfo {
     pub authenticated: AtomicBool,
     /// Set by CLIENT KILL; the task closes at its next wake-up.
     pub killed: AtomicBool,
+    /// Wakes a task that waits on something other than its socket (MONITOR).
     pub wake: Notify,
+    /// Whether `fd` still belongs to this client: CLIENT KILL shuts the
+    /// socket down only while it does, so a reused descriptor is never hit.
+    pub fd_open: Mutex<bool>,
 }
 
 impl ClientInfo {
@@ -94,12 +98,31 @@ impl ClientInfo {
             authenticated: AtomicBool::new(false),
             killed: AtomicBool::new(false),
             wake: Notify::new(),
+            fd_open: Mutex::new(true),
         }
     }
 
+    /// Disconnects the client: shutting the socket down makes the owning
+    /// task's pending read return, so the hot read loop needs no extra
+    /// wake-up source.
     pub fn kill(&self) {
         self.killed.store(true, Relaxed);
+        let open = self.fd_open.lock();
+        if *open {
+            // SAFETY: the descriptor is still owned by this client's open
+            // socket (checked under the same lock the task takes before
+            // closing it); shutdown(2) does not close or free it.
+            unsafe {
+                libc::shutdown(self.fd, libc::SHUT_RDWR);
+            }
+        }
+        drop(open);
         self.wake.notify_one();
+    }
+
+    /// Called by the owning task just before its socket is closed.
+    pub fn mark_closed(&self) {
+        *self.fd_open.lock() = false;
     }
 
     /// One CLIENT LIST / CLIENT INFO line, with Redis 7.0's fields in order.

@@ -54,6 +54,7 @@ pub async fn serve(srv: Arc<ServerState>, worker: Arc<WorkerStats>, stream: TcpS
     if client.become_monitor && result.is_ok() {
         monitor_feed(&srv, &client, &mut stream).await;
     }
+    info.mark_closed();
     srv.clients.unregister(id);
     let mut mons = srv.monitors.lock();
     mons.retain(|(cid, _)| *cid != id);
@@ -83,13 +84,9 @@ async fn run(
             rbuf.reserve(target);
         }
         let idle = srv.config.timeout_secs();
-        let n = tokio::select! {
-            biased;
-            _ = info.wake.notified() => continue,
-            r = read_with_timeout(stream, &mut rbuf, idle) => match r {
-                Some(r) => r?,
-                None => return Ok(()),
-            },
+        let n = match read_with_timeout(stream, &mut rbuf, idle).await {
+            Some(r) => r?,
+            None => return Ok(()),
         };
         if n == 0 {
             return Ok(());

@@ -46,7 +46,7 @@ struct Candidate {
     score: u64,
     shard: usize,
     db: usize,
-    key: Box<[u8]>,
+    key: crate::keyspace::Key,
 }
 
 /// Higher is a better eviction candidate.

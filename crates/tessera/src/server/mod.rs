@@ -288,7 +288,7 @@ fn worker_main(
                     .with_time(Duration::from_secs(srv.config.tcp_keepalive()));
                 let _ = sock.set_tcp_keepalive(&ka);
             }
-            tokio::task::spawn_local(conn::serve(srv.clone(), stats.clone(), stream, id));
+            tokio::spawn(conn::serve(srv.clone(), stats.clone(), stream, id));
         }
     });
 }
