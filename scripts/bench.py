@@ -143,6 +143,66 @@ def measure(kind, case, args):
         srv.stop()
 
 
+def latency_probe(port, stop, samples):
+    """One request at a time on its own connection; records each latency (ms)."""
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        while not stop.is_set():
+            t0 = time.perf_counter()
+            s.sendall(b"*2\r\n$3\r\nGET\r\n$5\r\nprobe\r\n")
+            buf = b""
+            while not buf.endswith(b"\r\n"):
+                buf += s.recv(64)
+            samples.append((time.perf_counter() - t0) * 1000)
+            time.sleep(0.0005)
+
+
+def load_latency(kind, args, keys):
+    """Loads `keys` keys while probing latency; returns (load qps, p99, p99.9, max) in ms."""
+    import threading
+
+    srv = Server(kind, args.server_core, args.threads)
+    try:
+        stop, samples = threading.Event(), []
+        probe = threading.Thread(target=latency_probe, args=(srv.port, stop, samples))
+        probe.start()
+        t0 = time.time()
+        run_bench(srv.port, f"SET {{key sequence {keys}}} {{value 64}}", [], args.seconds,
+                  args.client_cores, load=True, count=keys)
+        elapsed = time.time() - t0
+        stop.set()
+        probe.join()
+        samples.sort()
+        pick = lambda q: samples[min(len(samples) - 1, int(q * len(samples)))]
+        return keys / elapsed, pick(0.99), pick(0.999), samples[-1]
+    finally:
+        srv.stop()
+
+
+def main_load(args):
+    keys = args.keys
+    results = {}
+    for kind in ["redis", "tessera"]:
+        results[kind] = load_latency(kind, args, keys)
+        q, p99, p999, mx = results[kind]
+        print(f"{kind:<8} load qps={q:.0f} probe p99={p99:.3f}ms p99.9={p999:.3f}ms max={mx:.3f}ms", flush=True)
+    table = [
+        f"Measured {time.strftime('%Y-%m-%d')}: `python3 scripts/bench.py --section load --keys {keys}`. "
+        f"Each server (pinned to core {args.server_core}) is loaded with `resp-benchmark --load -c 64 -P 16 -n {keys} "
+        f"\"SET {{key sequence {keys}}} {{value 64}}\"` (client on core(s) {args.client_cores}) while a probe on its own "
+        "connection sends one GET at a time and records every latency. The probe shares the client core, so its "
+        "numbers include client-side scheduling noise; both servers get the same treatment.",
+        "",
+        "| server | keys loaded | load rate (keys/s) | probe p99 ms | probe p99.9 ms | probe max ms |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for kind in ["redis", "tessera"]:
+        q, p99, p999, mx = results[kind]
+        table.append(f"| {kind} | {keys} | {q:.0f} | {p99:.3f} | {p999:.3f} | {mx:.3f} |")
+    write_section(args.output, "load", "\n".join(table))
+    print("\n".join(table))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=int, default=5)
@@ -152,11 +212,14 @@ def main():
     ap.add_argument("--threads", type=int, default=1, help="Tessera worker threads")
     ap.add_argument("--section", default="core")
     ap.add_argument("--no-build", action="store_true")
+    ap.add_argument("--keys", type=int, default=10_000_000, help="keys for --section load")
     ap.add_argument("--output", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     args = ap.parse_args()
 
     if not args.no_build:
         subprocess.run(["cargo", "build", "--release", "--bin", "tessera-server"], cwd=ROOT, check=True)
+    if args.section == "load":
+        return main_load(args)
     cases = {"core": CORE_CASES}[args.section]
 
     rows = []

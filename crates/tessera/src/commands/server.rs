@@ -1016,9 +1016,7 @@ fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Err(CmdError::msg("ERR Errors trying to SHUTDOWN. Check logs."));
     }
     log::warning("User requested shutdown...");
-    log::notice("Tessera is now ready to exit, bye bye...");
-    ctx.srv.shutting_down.store(true, Relaxed);
-    std::process::exit(0);
+    crate::server::shutdown_now(ctx.srv)
 }
 
 fn slowlog_get(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {

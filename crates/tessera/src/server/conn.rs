@@ -57,7 +57,7 @@ pub async fn serve(srv: Arc<ServerState>, worker: Arc<WorkerStats>, stream: TcpS
     info.mark_closed();
     srv.clients.unregister(id);
     let mut mons = srv.monitors.lock();
-    mons.retain(|(cid, _)| *cid != id);
+    mons.retain(|m| m.id != id);
     srv.monitor_count.store(mons.len(), Relaxed);
 }
 
@@ -214,7 +214,11 @@ async fn monitor_feed(srv: &ServerState, client: &Client, stream: &mut TcpStream
     let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
     {
         let mut mons = srv.monitors.lock();
-        mons.push((client.id, tx));
+        mons.push(super::state::MonitorFeed {
+            id: client.id,
+            tx,
+            info: client.info.clone(),
+        });
         srv.monitor_count.store(mons.len(), Relaxed);
     }
     client.info.is_monitor.store(true, Relaxed);
@@ -223,7 +227,9 @@ async fn monitor_feed(srv: &ServerState, client: &Client, stream: &mut TcpStream
         tokio::select! {
             line = rx.recv() => match line {
                 Some(l) => {
-                    if stream.write_all(&l).await.is_err() {
+                    let written = stream.write_all(&l).await;
+                    client.info.omem.fetch_sub(l.len(), Relaxed);
+                    if written.is_err() {
                         return;
                     }
                 }

@@ -264,7 +264,21 @@ fn feed_monitors(srv: &ServerState, client: &Client, args: &[&[u8]], now_ms: i64
         line.push(b'"');
     }
     line.extend_from_slice(b"\r\n");
+    let limit = srv
+        .config
+        .client_output_buffer_limit(crate::config::ClientClass::Replica)
+        .hard_bytes as usize;
     let mut mons = srv.monitors.lock();
-    mons.retain(|(_, tx)| tx.send(line.clone()).is_ok());
+    mons.retain(|m| {
+        let queued = m.info.omem.load(Relaxed);
+        if limit > 0 && queued + line.len() > limit {
+            // A monitor that does not read is disconnected rather than
+            // allowed to grow without bound, as Redis does.
+            m.info.kill();
+            return false;
+        }
+        m.info.omem.fetch_add(line.len(), Relaxed);
+        m.tx.send(line.clone()).is_ok()
+    });
     srv.monitor_count.store(mons.len(), Relaxed);
 }

@@ -104,6 +104,11 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
             .map_err(|e| format!("cannot start worker thread: {e}"))?;
     }
 
+    if let Some(pidfile) = srv.config.pidfile() {
+        if let Err(e) = std::fs::write(&pidfile, format!("{}\n", std::process::id())) {
+            log::warning(&format!("Failed to write PID file {pidfile}: {e}"));
+        }
+    }
     log::notice("Ready to accept connections tcp");
     accept_loop(srv, listeners, senders);
     Ok(())
@@ -206,6 +211,7 @@ fn accept_loop(
             });
         }
         drop(tx);
+        tokio::spawn(exit_on_signals(srv.clone()));
         loop {
             tokio::select! {
                 s = rx.recv() => {
@@ -234,6 +240,31 @@ fn accept_loop(
             }
         }
     });
+}
+
+/// SIGTERM and SIGINT end the process cleanly, as redis-server does when no
+/// persistence is configured.
+async fn exit_on_signals(srv: Arc<ServerState>) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+        return;
+    };
+    let name = tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+    };
+    log::warning(&format!("Received {name} scheduling shutdown..."));
+    shutdown_now(&srv);
+}
+
+/// Final steps of any shutdown: remove the pid file and exit.
+pub fn shutdown_now(srv: &ServerState) -> ! {
+    srv.shutting_down.store(true, Relaxed);
+    if let Some(pidfile) = srv.config.pidfile() {
+        let _ = std::fs::remove_file(pidfile);
+    }
+    log::notice("Tessera is now ready to exit, bye bye...");
+    std::process::exit(0);
 }
 
 /// Redis's protected mode: with no password set, only loopback clients

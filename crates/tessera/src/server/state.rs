@@ -29,6 +29,15 @@ pub fn unix_us() -> i64 {
         .unwrap_or(0)
 }
 
+/// A MONITOR client's queue. Lines are queued by whichever worker runs the
+/// command; the monitor's own task writes them out. `queued` bounds the
+/// backlog of a monitor that does not read (replica-class output limit).
+pub struct MonitorFeed {
+    pub id: u64,
+    pub tx: mpsc::UnboundedSender<Vec<u8>>,
+    pub info: Arc<super::client::ClientInfo>,
+}
+
 pub struct SlowlogEntry {
     pub id: u64,
     pub time_s: i64,
@@ -75,7 +84,7 @@ pub struct ServerState {
     pub slowlog: Mutex<SlowLog>,
     pub latency: Mutex<HashMap<String, LatencySeries>>,
     pub pause: Pause,
-    pub monitors: Mutex<Vec<(u64, mpsc::UnboundedSender<Vec<u8>>)>>,
+    pub monitors: Mutex<Vec<MonitorFeed>>,
     pub monitor_count: AtomicUsize,
     pub shutdown: Notify,
     pub shutting_down: AtomicBool,
