@@ -77,7 +77,7 @@ def cpu_seconds(pid):
 
 
 class Server:
-    def __init__(self, kind, core, threads):
+    def __init__(self, kind, core, threads, extra=()):
         self.kind = kind
         self.port = free_port()
         if kind == "redis":
@@ -93,7 +93,7 @@ class Server:
                 "--threads", str(threads),
             ]
         self.proc = subprocess.Popen(
-            ["taskset", "-c", core] + cmd,
+            ["taskset", "-c", core] + cmd + list(extra),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -203,6 +203,45 @@ def main_load(args):
     print("\n".join(table))
 
 
+def main_conns(args):
+    """p99 of GET with and without `--idle` extra idle connections held open."""
+    rows = []
+    for kind in ["redis", "tessera"]:
+        srv = Server(kind, args.server_core, args.threads, ["--maxclients", str(args.idle + 1000)])
+        try:
+            run_bench(srv.port, "SET {key sequence 100000} {value 64}", [], args.seconds,
+                      args.client_cores, load=True, count=100000)
+            cmd = "GET {key uniform 100000}"
+            base = run_bench(srv.port, cmd, ["-c", "64"], args.seconds, args.client_cores)
+            idle = []
+            for _ in range(args.idle):
+                s = socket.create_connection(("127.0.0.1", srv.port))
+                idle.append(s)
+            # Every idle connection must really be accepted and served.
+            for s in idle[:: max(1, args.idle // 100)]:
+                s.sendall(b"PING\r\n")
+                assert s.recv(16).startswith(b"+PONG")
+            loaded = run_bench(srv.port, cmd, ["-c", "64"], args.seconds, args.client_cores)
+            for s in idle:
+                s.close()
+            rows.append((kind, base, loaded))
+            print(kind, "baseline", base, "with idle", loaded, flush=True)
+        finally:
+            srv.stop()
+    table = [
+        f"Measured {time.strftime('%Y-%m-%d')}: `python3 scripts/bench.py --section conns --idle {args.idle}`. "
+        f"`resp-benchmark -c 64 -s {args.seconds} \"GET {{key uniform 100000}}\"` alone, then again while "
+        f"{args.idle} extra idle connections are held open (each checked to answer PING).",
+        "",
+        "| server | QPS alone | p99 ms alone | QPS with idle conns | p99 ms with idle conns |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for kind, base, loaded in rows:
+        table.append(f"| {kind} | {base[0]} | {base[3]:.3f} | {loaded[0]} | {loaded[3]:.3f} |")
+    write_section(args.output, "conns", "\n".join(table))
+    print("\n".join(table))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=int, default=5)
@@ -213,6 +252,7 @@ def main():
     ap.add_argument("--section", default="core")
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--keys", type=int, default=10_000_000, help="keys for --section load")
+    ap.add_argument("--idle", type=int, default=10_000, help="idle connections for --section conns")
     ap.add_argument("--output", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     args = ap.parse_args()
 
@@ -220,6 +260,8 @@ def main():
         subprocess.run(["cargo", "build", "--release", "--bin", "tessera-server"], cwd=ROOT, check=True)
     if args.section == "load":
         return main_load(args)
+    if args.section == "conns":
+        return main_conns(args)
     cases = {"core": CORE_CASES}[args.section]
 
     rows = []

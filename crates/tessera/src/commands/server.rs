@@ -657,7 +657,7 @@ fn config_get(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn config_set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    if (args.len() - 2) % 2 != 0 {
+    if !(args.len() - 2).is_multiple_of(2) {
         return Err(CmdError::Syntax);
     }
     let pairs: Vec<(&[u8], &[u8])> = args[2..].chunks_exact(2).map(|c| (c[0], c[1])).collect();

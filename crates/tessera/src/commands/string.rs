@@ -269,7 +269,7 @@ pub static COMMANDS: &[CommandSpec] = &[
 ];
 
 /// The string at `key`, WRONGTYPE if it holds something else.
-fn read_str<'e>(e: Option<&'e mut Entry>) -> Result<Option<&'e mut StrValue>, CmdError> {
+fn read_str(e: Option<&mut Entry>) -> Result<Option<&mut StrValue>, CmdError> {
     match e {
         None => Ok(None),
         Some(Entry {
@@ -474,7 +474,7 @@ fn mget(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn check_pairs(args: &[&[u8]], name: &str) -> CmdResult {
-    if args.len() % 2 == 0 {
+    if args.len().is_multiple_of(2) {
         return Err(CmdError::WrongArity(name.to_string()));
     }
     Ok(())

@@ -91,11 +91,7 @@ pub fn lfu_decayed_counter(access: u32, now_minutes: u32, decay_minutes: u32) ->
         65535 - last + now
     };
     let counter = access & 0xff;
-    let periods = if decay_minutes > 0 {
-        elapsed / decay_minutes
-    } else {
-        0
-    };
+    let periods = elapsed.checked_div(decay_minutes).unwrap_or(0);
     counter.saturating_sub(periods)
 }
 

@@ -246,7 +246,10 @@ fn accept_loop(
 /// persistence is configured.
 async fn exit_on_signals(srv: Arc<ServerState>) {
     use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
         return;
     };
     let name = tokio::select! {
