@@ -413,3 +413,329 @@ fn client_kill_by_address() {
         }
     }));
 }
+
+/// Waits up to `timeout` for a reply; `None` if none came (the connection stays usable).
+fn reply_within(raw: &mut RawClient, timeout: Duration) -> Option<Frame> {
+    raw.set_timeout(timeout);
+    let r = raw.try_read_frame();
+    raw.set_timeout(common::IO_TIMEOUT);
+    match r {
+        Ok(Some(f)) => Some(f),
+        Ok(None) => panic!("connection closed while waiting for a reply"),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) =>
+        {
+            None
+        }
+        Err(e) => panic!("reading a reply failed: {e}"),
+    }
+}
+
+#[test]
+fn quit_command_replies_ok_then_closes() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    assert_eq!(raw.call(&["SET", "k", "v"]), simple("OK"));
+    assert_eq!(raw.call(&["QUIT"]), simple("OK"));
+    raw.expect_closed();
+    // What was written before QUIT stays.
+    let mut c = s.client();
+    assert_eq!(q::<String>(&mut c, &["GET", "k"]), "v");
+}
+
+#[test]
+fn client_pause_write_holds_writes_but_not_reads() {
+    let s = TestServer::start();
+    let mut admin = s.raw();
+    let mut writer = s.raw();
+    let mut reader = s.raw();
+    assert_eq!(writer.call(&["SET", "k", "before"]), simple("OK"));
+    assert_eq!(
+        admin.call(&["CLIENT", "PAUSE", "60000", "WRITE"]),
+        simple("OK")
+    );
+    writer.send(&["SET", "k", "after"]);
+    assert_eq!(
+        reply_within(&mut writer, Duration::from_millis(300)),
+        None,
+        "SET answered during CLIENT PAUSE WRITE"
+    );
+    // Reads go through while writes are held.
+    assert_eq!(reader.call(&["GET", "k"]), bulk("before"));
+    assert_eq!(reader.call(&["PING"]), simple("PONG"));
+    assert_eq!(admin.call(&["CLIENT", "UNPAUSE"]), simple("OK"));
+    // The held SET completes now.
+    assert_eq!(writer.read_frame(), simple("OK"));
+    assert_eq!(reader.call(&["GET", "k"]), bulk("after"));
+    assert_eq!(writer.call(&["SET", "k2", "v"]), simple("OK"));
+}
+
+#[test]
+fn client_pause_all_holds_every_command_until_it_expires() {
+    let s = TestServer::start();
+    let mut admin = s.raw();
+    let mut other = s.raw();
+    assert_eq!(admin.call(&["CLIENT", "PAUSE", "4000"]), simple("OK"));
+    other.send(&["GET", "k"]);
+    assert_eq!(
+        reply_within(&mut other, Duration::from_millis(300)),
+        None,
+        "GET answered during CLIENT PAUSE (ALL)"
+    );
+    // No UNPAUSE: the pause runs out by itself.
+    assert_eq!(other.read_frame(), Frame::NullBulk);
+    assert_eq!(other.call(&["SET", "k", "v"]), simple("OK"));
+}
+
+#[test]
+fn client_pause_argument_errors() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    assert_eq!(
+        raw.call(&["CLIENT", "PAUSE"]),
+        error("ERR wrong number of arguments for 'client|pause' command")
+    );
+    assert_eq!(
+        raw.call(&["CLIENT", "PAUSE", "abc"]),
+        error("ERR timeout is not an integer or out of range")
+    );
+    assert_eq!(
+        raw.call(&["CLIENT", "PAUSE", "-1"]),
+        error("ERR timeout is negative")
+    );
+    assert_eq!(
+        raw.call(&["CLIENT", "PAUSE", "100", "foo"]),
+        error("ERR CLIENT PAUSE mode must be WRITE or ALL")
+    );
+    assert_eq!(
+        raw.call(&["CLIENT", "UNPAUSE", "x"]),
+        error("ERR wrong number of arguments for 'client|unpause' command")
+    );
+    // UNPAUSE without a pause is fine.
+    assert_eq!(raw.call(&["CLIENT", "UNPAUSE"]), simple("OK"));
+}
+
+#[test]
+fn client_reply_off_on_and_skip() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    // OFF: no replies at all (not even to CLIENT REPLY OFF), but commands still run.
+    raw.send(&["CLIENT", "REPLY", "OFF"]);
+    raw.send(&["SET", "k", "v1"]);
+    raw.send(&["PING", "hidden"]);
+    raw.send(&["INCR", "k"]); // an error reply is suppressed too
+                              // ON replies OK, and replies resume.
+    assert_eq!(raw.call(&["CLIENT", "REPLY", "ON"]), simple("OK"));
+    assert_eq!(raw.call(&["GET", "k"]), bulk("v1"));
+    // SKIP: the next command's reply is dropped, then replies resume.
+    raw.send(&["CLIENT", "REPLY", "SKIP"]);
+    raw.send(&["SET", "k", "v2"]);
+    assert_eq!(raw.call(&["PING", "visible"]), bulk("visible"));
+    assert_eq!(raw.call(&["GET", "k"]), bulk("v2"));
+    // Pipelined in one write: same result.
+    raw.send_many(&[
+        &["CLIENT", "REPLY", "SKIP"][..],
+        &["ECHO", "a"],
+        &["ECHO", "b"],
+    ]);
+    assert_eq!(raw.read_frame(), bulk("b"));
+    assert!(!raw.has_buffered());
+    assert_eq!(raw.call(&["PING"]), simple("PONG"));
+}
+
+#[test]
+fn client_reply_argument_errors() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    assert_eq!(
+        raw.call(&["CLIENT", "REPLY", "foo"]),
+        error("ERR syntax error")
+    );
+    assert_eq!(
+        raw.call(&["CLIENT", "REPLY"]),
+        error("ERR wrong number of arguments for 'client|reply' command")
+    );
+    assert_eq!(
+        raw.call(&["CLIENT", "REPLY", "ON", "x"]),
+        error("ERR wrong number of arguments for 'client|reply' command")
+    );
+    assert_eq!(raw.call(&["CLIENT", "REPLY", "on"]), simple("OK"));
+}
+
+fn client_info_flags(raw: &mut RawClient) -> String {
+    let info = match raw.call(&["CLIENT", "INFO"]) {
+        Frame::Bulk(b) => String::from_utf8(b).unwrap(),
+        other => panic!("CLIENT INFO answered {}", fmt_frame(&other)),
+    };
+    client_field(&info, "flags").unwrap().to_string()
+}
+
+#[test]
+fn client_no_evict_sets_and_clears_the_flag() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    assert_eq!(client_info_flags(&mut raw), "N");
+    assert_eq!(raw.call(&["CLIENT", "NO-EVICT", "ON"]), simple("OK"));
+    assert!(client_info_flags(&mut raw).contains('e'));
+    assert_eq!(raw.call(&["CLIENT", "NO-EVICT", "off"]), simple("OK"));
+    assert_eq!(client_info_flags(&mut raw), "N");
+    assert_eq!(
+        raw.call(&["CLIENT", "NO-EVICT", "maybe"]),
+        error("ERR syntax error")
+    );
+    assert_eq!(
+        raw.call(&["CLIENT", "NO-EVICT"]),
+        error("ERR wrong number of arguments for 'client|no-evict' command")
+    );
+    // Other connections are unaffected.
+    let mut other = s.raw();
+    assert_eq!(raw.call(&["CLIENT", "NO-EVICT", "ON"]), simple("OK"));
+    assert_eq!(client_info_flags(&mut other), "N");
+}
+
+#[test]
+fn client_no_touch_leaves_access_time_alone() {
+    if common::target_is_redis() {
+        eprintln!("skipped: CLIENT NO-TOUCH is Redis 7.2, not in redis-server 7.0");
+        return;
+    }
+    let s = TestServer::start();
+    let mut quiet = s.client();
+    let mut normal = s.client();
+    assert_eq!(
+        q::<Value>(&mut quiet, &["CLIENT", "NO-TOUCH", "ON"]),
+        Value::Okay
+    );
+    q::<()>(&mut normal, &["SET", "a", "hello"]);
+    q::<()>(&mut normal, &["SET", "b", "hello"]);
+    std::thread::sleep(Duration::from_millis(2500));
+    // A read from the NO-TOUCH client does not reset the idle time...
+    assert_eq!(q::<String>(&mut quiet, &["GET", "a"]), "hello");
+    assert!(q::<i64>(&mut quiet, &["OBJECT", "IDLETIME", "a"]) >= 2);
+    // ...a read from an ordinary client does.
+    assert_eq!(q::<String>(&mut normal, &["GET", "b"]), "hello");
+    assert!(q::<i64>(&mut normal, &["OBJECT", "IDLETIME", "b"]) <= 1);
+    // TOUCH touches even under NO-TOUCH.
+    assert_eq!(q::<i64>(&mut quiet, &["TOUCH", "a"]), 1);
+    assert!(q::<i64>(&mut quiet, &["OBJECT", "IDLETIME", "a"]) <= 1);
+    let mut raw = s.raw();
+    assert_eq!(raw.call(&["CLIENT", "NO-TOUCH", "ON"]), simple("OK"));
+    assert!(client_info_flags(&mut raw).contains('T'));
+    assert_eq!(raw.call(&["CLIENT", "NO-TOUCH", "OFF"]), simple("OK"));
+    assert_eq!(client_info_flags(&mut raw), "N");
+    assert_eq!(
+        raw.call(&["CLIENT", "NO-TOUCH", "maybe"]),
+        error("ERR syntax error")
+    );
+    assert_eq!(
+        raw.call(&["CLIENT", "NO-TOUCH"]),
+        error("ERR wrong number of arguments for 'client|no-touch' command")
+    );
+}
+
+#[test]
+fn maxclients_rejects_the_extra_connection() {
+    let s = TestServer::start_with(&["--maxclients", "5"]);
+    let mut first = s.raw();
+    // The start-up probe's connection may still be counted for a moment.
+    assert!(wait_until(Duration::from_secs(10), || {
+        let info = match first.call(&["INFO", "clients"]) {
+            Frame::Bulk(b) => String::from_utf8(b).unwrap(),
+            _ => return false,
+        };
+        info.lines().any(|l| l.trim_end() == "connected_clients:1")
+    }));
+    let mut clients = vec![first];
+    for _ in 0..4 {
+        let mut c = s.raw();
+        assert_eq!(c.call(&["PING"]), simple("PONG"));
+        clients.push(c);
+    }
+    let mut extra = s.raw();
+    assert_eq!(
+        extra.read_frame(),
+        error("ERR max number of clients reached")
+    );
+    extra.expect_closed();
+    // The others are fine; once one leaves there is room again.
+    assert_eq!(clients[4].call(&["PING"]), simple("PONG"));
+    drop(clients.pop());
+    assert!(wait_until(Duration::from_secs(10), || {
+        let mut c = s.raw();
+        // A refused connection may already be closed: a failed write just means "not yet".
+        c.try_send_raw(b"*1\r\n$4\r\nPING\r\n").is_ok()
+            && matches!(c.try_read_frame(), Ok(Some(f)) if f == simple("PONG"))
+    }));
+    let mut c = s.raw();
+    assert_eq!(
+        c.call(&["CONFIG", "GET", "maxclients"]),
+        Frame::Array(vec![bulk("maxclients"), bulk("5")])
+    );
+}
+
+#[test]
+fn idle_clients_are_closed_after_timeout() {
+    let s = TestServer::start_with(&["--timeout", "1"]);
+    let mut idle = s.raw();
+    assert_eq!(idle.call(&["PING"]), simple("PONG"));
+    let started = std::time::Instant::now();
+    idle.set_timeout(Duration::from_secs(20));
+    idle.expect_closed();
+    // Not before the timeout itself.
+    assert!(started.elapsed() >= Duration::from_millis(900));
+    let mut c = s.raw();
+    assert_eq!(
+        c.call(&["CONFIG", "GET", "timeout"]),
+        Frame::Array(vec![bulk("timeout"), bulk("1")])
+    );
+}
+
+#[test]
+fn active_clients_are_not_closed_by_timeout() {
+    let s = TestServer::start_with(&["--timeout", "2"]);
+    let mut busy = s.raw();
+    let started = std::time::Instant::now();
+    while started.elapsed() < Duration::from_secs(4) {
+        assert_eq!(busy.call(&["PING"]), simple("PONG"));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn thousand_concurrent_connections_all_answer() {
+    let s = TestServer::start();
+    let mut conns: Vec<RawClient> = Vec::with_capacity(1000);
+    for chunk in 0..10 {
+        let start = conns.len();
+        for _ in 0..100 {
+            let mut c = s.raw();
+            c.send(&["PING"]);
+            conns.push(c);
+        }
+        for c in &mut conns[start..] {
+            assert_eq!(c.read_frame(), simple("PONG"), "chunk {chunk}");
+        }
+    }
+    // All still open at once: each answers again with its own data.
+    for (i, c) in conns.iter_mut().enumerate() {
+        c.send(&["ECHO", &format!("conn-{i}")]);
+    }
+    for (i, c) in conns.iter_mut().enumerate() {
+        assert_eq!(c.read_frame(), bulk(format!("conn-{i}")));
+    }
+    let info = match conns[0].call(&["INFO", "clients"]) {
+        Frame::Bulk(b) => String::from_utf8(b).unwrap(),
+        other => panic!("INFO answered {}", fmt_frame(&other)),
+    };
+    let n: usize = info
+        .lines()
+        .find_map(|l| l.strip_prefix("connected_clients:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(n >= 1000, "connected_clients:{n}");
+}

@@ -293,3 +293,100 @@ fn expire_commands_check_arity() {
         "ERR wrong number of arguments for 'expiretime' command"
     );
 }
+
+/// Writes `n` keys `prefix:i` that expire after `px` milliseconds, in one pipeline.
+fn write_expiring(c: &mut redis::Connection, prefix: &str, n: usize, px: u64) {
+    let mut p = redis::pipe();
+    for i in 0..n {
+        p.cmd("SET")
+            .arg(format!("{prefix}:{i}"))
+            .arg("v")
+            .arg("PX")
+            .arg(px)
+            .ignore();
+    }
+    p.query::<()>(c).unwrap();
+}
+
+fn keyspace_line(c: &mut redis::Connection) -> String {
+    let info: String = q(c, &["INFO", "keyspace"]);
+    info.lines()
+        .find(|l| l.starts_with("db0:"))
+        .unwrap_or("")
+        .to_string()
+}
+
+fn info_stat(c: &mut redis::Connection, name: &str) -> i64 {
+    let info: String = q(c, &["INFO", "stats"]);
+    info.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}:")))
+        .unwrap_or_else(|| panic!("no {name} in INFO stats"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn active_expiry_removes_keys_nobody_touches() {
+    let (_s, mut c) = server();
+    q::<()>(&mut c, &["SET", "persistent", "v"]);
+    write_expiring(&mut c, "volatile", 2000, 100);
+    // Only DBSIZE and INFO are used from here on: neither touches a key.
+    let gone = wait_until(Duration::from_secs(10), || {
+        q::<i64>(&mut c, &["DBSIZE"]) == 1
+    });
+    assert!(
+        gone,
+        "active expiry left {} keys after 10 s ({})",
+        q::<i64>(&mut c, &["DBSIZE"]),
+        keyspace_line(&mut c)
+    );
+    assert_eq!(keyspace_line(&mut c), "db0:keys=1,expires=0,avg_ttl=0");
+    assert!(info_stat(&mut c, "expired_keys") >= 2000);
+    assert_eq!(q::<String>(&mut c, &["GET", "persistent"]), "v");
+}
+
+#[test]
+fn without_active_expiry_keys_stay_until_touched() {
+    let s = TestServer::start_with(&["--enable-debug-command", "yes"]);
+    let mut c = s.client();
+    assert_eq!(
+        q::<Value>(&mut c, &["DEBUG", "SET-ACTIVE-EXPIRE", "0"]),
+        Value::Okay
+    );
+    write_expiring(&mut c, "volatile", 2000, 100);
+    std::thread::sleep(Duration::from_millis(300));
+    // Logically expired, physically present: DBSIZE and INFO still count them, for as long
+    // as nobody looks at them.
+    for _ in 0..5 {
+        assert_eq!(q::<i64>(&mut c, &["DBSIZE"]), 2000);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(
+        keyspace_line(&mut c).starts_with("db0:keys=2000,expires=2000,"),
+        "{}",
+        keyspace_line(&mut c)
+    );
+    assert_eq!(info_stat(&mut c, "expired_keys"), 0);
+    // Touching a key removes it (lazy expiry).
+    let mut p = redis::pipe();
+    for i in 0..1000 {
+        p.cmd("GET").arg(format!("volatile:{i}"));
+    }
+    let got: Vec<Option<String>> = p.query(&mut c).unwrap();
+    assert!(got.iter().all(Option::is_none));
+    assert_eq!(q::<i64>(&mut c, &["DBSIZE"]), 1000);
+    assert_eq!(info_stat(&mut c, "expired_keys"), 1000);
+    // Switched back on, the background cycle removes the rest.
+    assert_eq!(
+        q::<Value>(&mut c, &["DEBUG", "SET-ACTIVE-EXPIRE", "1"]),
+        Value::Okay
+    );
+    assert!(
+        wait_until(Duration::from_secs(10), || q::<i64>(&mut c, &["DBSIZE"])
+            == 0),
+        "active expiry left {} keys after 10 s",
+        q::<i64>(&mut c, &["DBSIZE"])
+    );
+    assert_eq!(info_stat(&mut c, "expired_keys"), 2000);
+}

@@ -427,3 +427,195 @@ fn keyspace_commands_check_arity() {
         );
     }
 }
+
+const LFU_NOT_SELECTED: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+const LFU_SELECTED: &str = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+
+#[test]
+fn object_freq_counts_accesses_under_lfu() {
+    // Log factor 0: every access increments the counter; decay time 0: it never decays.
+    let s = TestServer::start_with(&[
+        "--maxmemory-policy",
+        "allkeys-lfu",
+        "--lfu-log-factor",
+        "0",
+        "--lfu-decay-time",
+        "0",
+    ]);
+    let mut c = s.client();
+    q::<()>(&mut c, &["SET", "k", "hello"]);
+    // New keys start at LFU_INIT_VAL (5).
+    assert_eq!(q::<i64>(&mut c, &["OBJECT", "FREQ", "k"]), 5);
+    for _ in 0..10 {
+        assert_eq!(q::<String>(&mut c, &["GET", "k"]), "hello");
+    }
+    assert_eq!(q::<i64>(&mut c, &["OBJECT", "FREQ", "k"]), 15);
+    // OBJECT FREQ itself is not an access.
+    assert_eq!(q::<i64>(&mut c, &["OBJECT", "FREQ", "k"]), 15);
+    // A write is an access too.
+    assert_eq!(q::<i64>(&mut c, &["APPEND", "k", "!"]), 6);
+    assert_eq!(q::<i64>(&mut c, &["OBJECT", "FREQ", "k"]), 16);
+    assert_eq!(
+        q::<Value>(&mut c, &["OBJECT", "FREQ", "missing"]),
+        Value::Nil
+    );
+    // With the default log factor growth is probabilistic, but the first access from the
+    // initial value always counts.
+    q::<()>(&mut c, &["CONFIG", "SET", "lfu-log-factor", "10"]);
+    q::<()>(&mut c, &["SET", "p", "hello"]);
+    for _ in 0..50 {
+        q::<String>(&mut c, &["GET", "p"]);
+    }
+    let f = q::<i64>(&mut c, &["OBJECT", "FREQ", "p"]);
+    assert!((6..=55).contains(&f), "OBJECT FREQ after 50 reads: {f}");
+}
+
+#[test]
+fn key_inspection_commands_are_not_accesses() {
+    let s = TestServer::start_with(&[
+        "--maxmemory-policy",
+        "allkeys-lfu",
+        "--lfu-log-factor",
+        "0",
+        "--lfu-decay-time",
+        "0",
+    ]);
+    let mut c = s.client();
+    q::<()>(&mut c, &["SET", "k", "hello"]);
+    assert_eq!(q::<i64>(&mut c, &["OBJECT", "FREQ", "k"]), 5);
+    for args in [
+        &["EXISTS", "k"][..],
+        &["TYPE", "k"],
+        &["TTL", "k"],
+        &["PTTL", "k"],
+        &["EXPIRETIME", "k"],
+        &["OBJECT", "ENCODING", "k"],
+    ] {
+        q::<Value>(&mut c, args);
+        assert_eq!(
+            q::<i64>(&mut c, &["OBJECT", "FREQ", "k"]),
+            5,
+            "{} counted as an access",
+            args.join(" ")
+        );
+    }
+    // TOUCH and reads are.
+    assert_eq!(q::<i64>(&mut c, &["TOUCH", "k"]), 1);
+    assert_eq!(q::<i64>(&mut c, &["OBJECT", "FREQ", "k"]), 6);
+    assert_eq!(q::<i64>(&mut c, &["STRLEN", "k"]), 5);
+    assert_eq!(q::<i64>(&mut c, &["OBJECT", "FREQ", "k"]), 7);
+}
+
+#[test]
+fn object_freq_and_idletime_depend_on_the_policy() {
+    let (_s, mut c) = server();
+    q::<()>(&mut c, &["SET", "k", "hello"]);
+    assert_eq!(q_err(&mut c, &["OBJECT", "FREQ", "k"]), LFU_NOT_SELECTED);
+    assert!(q::<i64>(&mut c, &["OBJECT", "IDLETIME", "k"]) >= 0);
+    // A missing key is nil before the policy is looked at.
+    assert_eq!(
+        q::<Value>(&mut c, &["OBJECT", "FREQ", "missing"]),
+        Value::Nil
+    );
+    for policy in ["allkeys-lfu", "volatile-lfu"] {
+        q::<()>(&mut c, &["CONFIG", "SET", "maxmemory-policy", policy]);
+        assert_eq!(
+            q_err(&mut c, &["OBJECT", "IDLETIME", "k"]),
+            LFU_SELECTED,
+            "{policy}"
+        );
+        assert!(q::<i64>(&mut c, &["OBJECT", "FREQ", "k"]) >= 0, "{policy}");
+        assert_eq!(
+            q::<Value>(&mut c, &["OBJECT", "IDLETIME", "missing"]),
+            Value::Nil
+        );
+    }
+    for policy in [
+        "allkeys-lru",
+        "volatile-ttl",
+        "allkeys-random",
+        "noeviction",
+    ] {
+        q::<()>(&mut c, &["CONFIG", "SET", "maxmemory-policy", policy]);
+        assert_eq!(
+            q_err(&mut c, &["OBJECT", "FREQ", "k"]),
+            LFU_NOT_SELECTED,
+            "{policy}"
+        );
+        assert!(
+            q::<i64>(&mut c, &["OBJECT", "IDLETIME", "k"]) >= 0,
+            "{policy}"
+        );
+    }
+}
+
+#[test]
+fn object_idletime_grows_until_the_key_is_accessed() {
+    let (_s, mut c) = server();
+    // Not a small integer: those are shared objects with their own clock.
+    q::<()>(&mut c, &["SET", "k", "hello"]);
+    q::<()>(&mut c, &["SET", "other", "hello"]);
+    assert!(q::<i64>(&mut c, &["OBJECT", "IDLETIME", "k"]) <= 1);
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    assert!(q::<i64>(&mut c, &["OBJECT", "IDLETIME", "k"]) >= 2);
+    // OBJECT IDLETIME itself does not reset it; a read does.
+    assert!(q::<i64>(&mut c, &["OBJECT", "IDLETIME", "k"]) >= 2);
+    assert_eq!(q::<String>(&mut c, &["GET", "k"]), "hello");
+    assert!(q::<i64>(&mut c, &["OBJECT", "IDLETIME", "k"]) <= 1);
+    // TOUCH resets it as well; other keys are unaffected.
+    assert!(q::<i64>(&mut c, &["OBJECT", "IDLETIME", "other"]) >= 2);
+    assert_eq!(q::<i64>(&mut c, &["TOUCH", "other"]), 1);
+    assert!(q::<i64>(&mut c, &["OBJECT", "IDLETIME", "other"]) <= 1);
+    assert_eq!(
+        q::<Value>(&mut c, &["OBJECT", "IDLETIME", "missing"]),
+        Value::Nil
+    );
+}
+
+#[test]
+fn object_refcount_of_strings() {
+    let (_s, mut c) = server();
+    q::<()>(&mut c, &["SET", "s", "hello"]);
+    assert_eq!(q::<i64>(&mut c, &["OBJECT", "REFCOUNT", "s"]), 1);
+    q::<()>(&mut c, &["SET", "big", "123456"]);
+    assert_eq!(q::<i64>(&mut c, &["OBJECT", "REFCOUNT", "big"]), 1);
+    // Small integers (0..9999) are shared objects with the maximal reference count.
+    q::<()>(&mut c, &["SET", "small", "123"]);
+    assert_eq!(
+        q::<i64>(&mut c, &["OBJECT", "REFCOUNT", "small"]),
+        2147483647
+    );
+    assert_eq!(
+        q::<Value>(&mut c, &["OBJECT", "REFCOUNT", "missing"]),
+        Value::Nil
+    );
+}
+
+#[test]
+fn object_subcommand_errors() {
+    let (_s, mut c) = server();
+    assert_eq!(
+        q_err(&mut c, &["OBJECT"]),
+        "ERR wrong number of arguments for 'object' command"
+    );
+    for sub in ["REFCOUNT", "FREQ", "IDLETIME", "ENCODING"] {
+        assert_eq!(
+            q_err(&mut c, &["OBJECT", sub]),
+            format!(
+                "ERR wrong number of arguments for 'object|{}' command",
+                sub.to_ascii_lowercase()
+            )
+        );
+        assert_eq!(
+            q_err(&mut c, &["OBJECT", sub, "a", "b"]),
+            format!(
+                "ERR wrong number of arguments for 'object|{}' command",
+                sub.to_ascii_lowercase()
+            )
+        );
+    }
+    assert_eq!(
+        q_err(&mut c, &["OBJECT", "foo", "k"]),
+        "ERR unknown subcommand 'foo'. Try OBJECT HELP."
+    );
+}

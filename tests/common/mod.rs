@@ -100,10 +100,24 @@ impl TestServer {
     }
 
     pub fn start_kind(kind: ServerKind, args: &[&str]) -> TestServer {
+        Self::start_kind_with_config(kind, None, args)
+    }
+
+    /// Starts the target server with a configuration file (passed first, as redis-server
+    /// requires) followed by the usual `--port ...` flags and `args`.
+    pub fn start_with_config(config: &Path, args: &[&str]) -> TestServer {
+        Self::start_kind_with_config(ServerKind::target(), Some(config), args)
+    }
+
+    pub fn start_kind_with_config(
+        kind: ServerKind,
+        config: Option<&Path>,
+        args: &[&str],
+    ) -> TestServer {
         let mut last_err = String::new();
         for attempt in 1..=START_ATTEMPTS {
             let port = free_port();
-            match Self::try_start(kind, port, args) {
+            match Self::try_start(kind, port, config, args) {
                 Ok(server) => return server,
                 Err(e) => {
                     last_err = e;
@@ -121,7 +135,12 @@ impl TestServer {
         );
     }
 
-    fn try_start(kind: ServerKind, port: u16, extra: &[&str]) -> Result<TestServer, String> {
+    fn try_start(
+        kind: ServerKind,
+        port: u16,
+        config: Option<&Path>,
+        extra: &[&str],
+    ) -> Result<TestServer, String> {
         let dir = scratch_dir(kind, port);
         let log_path = dir.join("server.log");
         let log =
@@ -152,6 +171,9 @@ impl TestServer {
                 ],
             ),
         };
+        if let Some(config) = config {
+            args.insert(0, config.display().to_string());
+        }
         args.extend(extra.iter().map(|s| s.to_string()));
 
         let child = Command::new(&program)

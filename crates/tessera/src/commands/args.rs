@@ -56,3 +56,25 @@ pub fn c_str_prefix(b: &[u8], n: usize) -> String {
     };
     String::from_utf8_lossy(b).into_owned()
 }
+
+/// A blocking command's timeout in seconds (fractions allowed), as Redis
+/// reads it: the absolute deadline in Unix ms, or None for 0 (forever).
+pub fn block_timeout(arg: &[u8], now_ms: i64) -> Result<Option<i64>, CmdError> {
+    let secs = crate::util::numbers::parse_f64(arg)
+        .filter(|v| !v.is_nan())
+        .ok_or_else(|| CmdError::msg("ERR timeout is not a float or out of range"))?;
+    let ms = secs * 1000.0;
+    if ms > i64::MAX as f64 {
+        return Err(CmdError::msg("ERR timeout is out of range"));
+    }
+    let ms = ms.ceil() as i64;
+    if ms < 0 {
+        return Err(CmdError::msg("ERR timeout is negative"));
+    }
+    if ms == 0 {
+        return Ok(None);
+    }
+    ms.checked_add(now_ms)
+        .map(Some)
+        .ok_or_else(|| CmdError::msg("ERR timeout is out of range"))
+}

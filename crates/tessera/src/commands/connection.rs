@@ -8,192 +8,278 @@ use tessera_resp::encode::Protocol;
 use super::args::{eq_ic, int, lossy};
 use super::flags::*;
 use super::generic::{container, help_reply};
-use super::{acl, CmdError, CmdResult, CommandSpec, Ctx, NO_KEYS};
+use super::meta::arg as a;
+use super::{acl, CmdError, CmdResult, CommandSpec, Ctx, Handler};
 use crate::server::client::ReplyMode;
 use crate::server::state::unix_ms;
 
-macro_rules! cmd {
-    ($name:literal, $arity:expr, $flags:expr, $since:literal, $sum:literal, $h:path) => {
-        cmd!($name, $arity, $flags, $since, $sum, $h, &[])
-    };
-    ($name:literal, $arity:expr, $flags:expr, $since:literal, $sum:literal, $h:path, $subs:expr) => {
-        CommandSpec {
-            name: $name,
-            arity: $arity,
-            flags: $flags,
-            acl: acl::CONNECTION,
-            keys: NO_KEYS,
-            group: "connection",
-            since: $since,
-            summary: $sum,
-            complexity: "O(1)",
-            handler: $h,
-            subcommands: $subs,
-        }
-    };
+/// A connection command: group `connection`, ACL category `@connection`.
+const fn cmd(
+    name: &'static str,
+    arity: i32,
+    flags: u32,
+    since: &'static str,
+    summary: &'static str,
+    handler: Handler,
+) -> CommandSpec {
+    CommandSpec::new(name, arity, flags, "connection", since, summary, handler).acl(acl::CONNECTION)
 }
 
-const CONN: u32 = NOSCRIPT | LOADING | STALE;
+const ENABLED: a::Arg = a::oneof("enabled", &[a::pure("on", "ON"), a::pure("off", "OFF")]);
 
 pub static COMMANDS: &[CommandSpec] = &[
-    cmd!(
-        "ping",
-        -1,
-        FAST | SENTINEL,
-        "1.0.0",
-        "Returns the server's liveliness response.",
-        ping
-    ),
-    cmd!("echo", 2, FAST, "1.0.0", "Returns the given string.", echo),
-    cmd!(
+    cmd("ping", -1, FAST | SENTINEL, "1.0.0", "Returns the server's liveliness response.", ping)
+        .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
+        .args(&[a::string("message").optional()]),
+    cmd("echo", 2, LOADING | STALE | FAST, "1.0.0", "Returns the given string.", echo)
+        .args(&[a::string("message")]),
+    cmd(
         "quit",
         -1,
-        ALLOW_BUSY | CONN | FAST | NO_AUTH,
+        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY,
         "1.0.0",
         "Closes the connection.",
-        quit
+        quit,
     ),
-    cmd!(
+    cmd(
         "reset",
         1,
-        CONN | FAST | NO_AUTH | ALLOW_BUSY,
+        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY,
         "6.2.0",
         "Resets the connection.",
-        reset
+        reset,
     ),
-    cmd!(
+    cmd(
         "auth",
         -2,
-        CONN | FAST | NO_AUTH | SENTINEL | ALLOW_BUSY,
+        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY | SENTINEL,
         "1.0.0",
         "Authenticates the connection.",
-        auth
-    ),
-    cmd!(
-        "select",
-        2,
-        LOADING | STALE | FAST,
-        "1.0.0",
-        "Changes the selected database.",
-        select
-    ),
-    cmd!(
+        auth,
+    )
+    .complexity("O(N) where N is the number of passwords defined for the user")
+    .history(&[("6.0.0", "Added ACL style (username and password).")])
+    .args(&[a::string("username").since("6.0.0").optional(), a::string("password")]),
+    cmd("select", 2, LOADING | STALE | FAST, "1.0.0", "Changes the selected database.", select)
+        .args(&[a::integer("index")]),
+    cmd(
         "hello",
         -1,
-        CONN | FAST | NO_AUTH | SENTINEL | ALLOW_BUSY,
+        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY | SENTINEL,
         "6.0.0",
         "Handshakes with the server, choosing the protocol version.",
-        hello
-    ),
-    cmd!(
-        "client",
-        -2,
-        SENTINEL,
-        "2.4.0",
-        "A container for client connection commands.",
-        container,
-        CLIENT_SUBS
-    ),
+        hello,
+    )
+    .history(&[
+        (
+            "6.2.0",
+            "`protover` made optional; when called without arguments the command reports the current connection's context.",
+        ),
+    ])
+    .args(&[
+        a::block(
+            "arguments",
+            &[
+                a::integer("protover"),
+                a::block("username_password", &[a::string("username"), a::string("password")])
+                    .token("AUTH")
+                    .optional(),
+                a::string("clientname").token("SETNAME").optional(),
+            ],
+        )
+        .optional(),
+    ]),
+    cmd("client", -2, SENTINEL, "2.4.0", "Container for commands that inspect and control connections.", container)
+        .acl(0)
+        .complexity("Depends on subcommand.")
+        .subcommands(CLIENT_SUBS),
 ];
 
-const CL: u32 = NOSCRIPT | LOADING | STALE;
-
 static CLIENT_SUBS: &[CommandSpec] = &[
-    cmd!(
+    cmd(
         "id",
         2,
-        CL,
+        NOSCRIPT | LOADING | STALE,
         "5.0.0",
         "Returns the unique client ID of the connection.",
-        client_id
+        client_id,
     ),
-    cmd!(
+    cmd(
         "setname",
         3,
-        CL,
+        NOSCRIPT | LOADING | STALE,
         "2.6.9",
         "Sets the connection name.",
-        client_setname
-    ),
-    cmd!(
+        client_setname,
+    )
+    .args(&[a::string("connection-name")]),
+    cmd(
         "getname",
         2,
-        CL,
+        NOSCRIPT | LOADING | STALE,
         "2.6.9",
         "Returns the name of the connection.",
-        client_getname
+        client_getname,
     ),
-    cmd!(
+    cmd(
         "list",
         -2,
-        ADMIN | CL,
+        ADMIN | NOSCRIPT | LOADING | STALE,
         "2.4.0",
         "Lists open connections.",
-        client_list
-    ),
-    cmd!(
+        client_list,
+    )
+    .complexity("O(N) where N is the number of client connections")
+    .tips(&["nondeterministic_output"])
+    .history(&[
+        ("2.8.12", "Added unique client `id` field."),
+        ("5.0.0", "Added optional `TYPE` filter."),
+        ("6.0.0", "Added `user` field."),
+        (
+            "6.2.0",
+            "Added `argv-mem`, `tot-mem`, `laddr` and `redir` fields and the optional `ID` filter.",
+        ),
+        ("7.0.0", "Added `resp`, `multi-mem`, `rbs` and `rbp` fields."),
+        ("7.0.3", "Added `ssub` field."),
+    ])
+    .args(&[
+        a::oneof(
+            "normal_master_replica_pubsub",
+            &[
+                a::pure("normal", "NORMAL"),
+                a::pure("master", "MASTER"),
+                a::pure("replica", "REPLICA"),
+                a::pure("pubsub", "PUBSUB"),
+            ],
+        )
+        .token("TYPE")
+        .since("5.0.0")
+        .optional(),
+        a::block("id", &[a::integer("client-id").multiple()]).token("ID").since("6.2.0").optional(),
+    ]),
+    cmd(
         "info",
         2,
-        CL,
+        NOSCRIPT | LOADING | STALE,
         "6.2.0",
         "Returns information about the connection.",
-        client_info
-    ),
-    cmd!(
+        client_info,
+    )
+    .tips(&["nondeterministic_output"]),
+    cmd(
         "kill",
         -3,
-        ADMIN | CL,
+        ADMIN | NOSCRIPT | LOADING | STALE,
         "2.4.0",
         "Terminates open connections.",
-        client_kill
-    ),
-    cmd!(
+        client_kill,
+    )
+    .complexity("O(N) where N is the number of client connections")
+    .history(&[
+        ("2.8.12", "Added new filter format."),
+        ("2.8.12", "`ID` option."),
+        ("3.2.0", "Added `master` type in for `TYPE` option."),
+        (
+            "5.0.0",
+            "Replaced `slave` `TYPE` with `replica`. `slave` still supported for backward compatibility.",
+        ),
+        ("6.2.0", "`LADDR` option."),
+    ])
+    .args(&[
+        a::oneof(
+            "filter",
+            &[
+                a::string("ip:port").deprecated("2.8.12"),
+                a::oneof(
+                    "new-format",
+                    &[
+                        a::integer("client-id").token("ID").since("2.8.12").optional(),
+                        a::oneof(
+                            "normal_master_slave_pubsub",
+                            &[
+                                a::pure("normal", "NORMAL"),
+                                a::pure("master", "MASTER").since("3.2.0"),
+                                a::pure("slave", "SLAVE"),
+                                a::pure("replica", "REPLICA").since("5.0.0"),
+                                a::pure("pubsub", "PUBSUB"),
+                            ],
+                        )
+                        .token("TYPE")
+                        .since("2.8.12")
+                        .optional(),
+                        a::string("username").token("USER").optional(),
+                        a::string("ip:port").token("ADDR").optional(),
+                        a::string("ip:port").token("LADDR").since("6.2.0").optional(),
+                        a::string("yes/no").token("SKIPME").optional(),
+                    ],
+                )
+                .multiple(),
+            ],
+        ),
+    ]),
+    cmd(
         "pause",
         -3,
-        ADMIN | CL,
-        "3.0.0",
+        ADMIN | NOSCRIPT | LOADING | STALE,
+        "2.9.50",
         "Suspends commands processing.",
-        client_pause
-    ),
-    cmd!(
+        client_pause,
+    )
+    .history(&[("6.2.0", "`CLIENT PAUSE WRITE` mode added along with the `mode` option.")])
+    .args(&[
+        a::integer("timeout"),
+        a::oneof("mode", &[a::pure("write", "WRITE"), a::pure("all", "ALL")])
+            .since("6.2.0")
+            .optional(),
+    ]),
+    cmd(
         "unpause",
         2,
-        ADMIN | CL,
+        ADMIN | NOSCRIPT | LOADING | STALE,
         "6.2.0",
         "Resumes processing commands from paused clients.",
-        client_unpause
-    ),
-    cmd!(
+        client_unpause,
+    )
+    .complexity("O(N) Where N is the number of paused clients"),
+    cmd(
         "reply",
         3,
-        CL,
+        NOSCRIPT | LOADING | STALE,
         "3.2.0",
         "Instructs the server whether to reply to commands.",
-        client_reply
-    ),
-    cmd!(
+        client_reply,
+    )
+    .args(&[
+        a::oneof(
+            "on_off_skip",
+            &[a::pure("on", "ON"), a::pure("off", "OFF"), a::pure("skip", "SKIP")],
+        ),
+    ]),
+    cmd(
         "no-evict",
         3,
-        ADMIN | CL,
+        ADMIN | NOSCRIPT | LOADING | STALE,
         "7.0.0",
         "Sets the client eviction mode of the connection.",
-        client_no_evict
-    ),
-    cmd!(
+        client_no_evict,
+    )
+    .args(&[ENABLED]),
+    cmd(
         "no-touch",
         3,
-        CL,
+        NOSCRIPT | LOADING | STALE,
         "7.2.0",
-        "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
-        client_no_touch
-    ),
-    cmd!(
+        "Sets whether the connection's commands update the access time and frequency of the keys they read.",
+        client_no_touch,
+    )
+    .args(&[ENABLED]),
+    cmd(
         "help",
         2,
         LOADING | STALE,
         "5.0.0",
         "Returns helpful text about the different subcommands.",
-        client_help
+        client_help,
     ),
 ];
 
@@ -247,6 +333,8 @@ fn check_password(ctx: &Ctx, user: &[u8], pass: &[u8]) -> bool {
 }
 
 fn auth(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    // Never show credentials in MONITOR or the slow log.
+    ctx.client.redacted = !1u64 & ((1u64 << args.len().min(63)) - 1);
     let (user, pass): (&[u8], &[u8]) = match args.len() {
         2 => (b"default", args[1]),
         3 => (args[1], args[2]),
@@ -292,6 +380,9 @@ fn hello(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let more = args.len() - 1 - i;
         if eq_ic(args[i], "auth") && more >= 2 {
             credentials = Some((args[i + 1], args[i + 2]));
+            if i + 2 < 64 {
+                ctx.client.redacted |= (1 << (i + 1)) | (1 << (i + 2));
+            }
             i += 3;
         } else if eq_ic(args[i], "setname") && more >= 1 {
             name = Some(args[i + 1]);
@@ -540,6 +631,7 @@ fn client_pause(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         3 => false,
         4 if eq_ic(args[3], "write") => true,
         4 if eq_ic(args[3], "all") => false,
+        4 => return Err(CmdError::msg("ERR CLIENT PAUSE mode must be WRITE or ALL")),
         _ => return Err(CmdError::Syntax),
     };
     let until = ctx.now_ms.saturating_add(ms);

@@ -2,105 +2,146 @@
 
 use super::args::{eq_ic, int, lossy};
 use super::flags::*;
-use super::{acl, CmdError, CmdResult, CommandSpec, Ctx, KeySpec};
+use super::meta::{arg as a, ks, ksflags::*};
+use super::{acl, CmdError, CmdResult, CommandSpec, Ctx, Handler};
 
-const ONE_KEY: KeySpec = KeySpec {
-    first: 1,
-    last: 1,
-    step: 1,
-};
-
-macro_rules! cmd {
-    ($name:literal, $arity:expr, $flags:expr, $since:literal, $sum:literal, $h:path) => {
-        CommandSpec {
-            name: $name,
-            arity: $arity,
-            flags: $flags,
-            acl: acl::KEYSPACE,
-            keys: ONE_KEY,
-            group: "generic",
-            since: $since,
-            summary: $sum,
-            complexity: "O(1)",
-            handler: $h,
-            subcommands: &[],
-        }
-    };
+/// An expiry command: group `generic`, ACL category `@keyspace`.
+const fn cmd(
+    name: &'static str,
+    arity: i32,
+    flags: u32,
+    since: &'static str,
+    summary: &'static str,
+    handler: Handler,
+) -> CommandSpec {
+    CommandSpec::new(name, arity, flags, "generic", since, summary, handler).acl(acl::KEYSPACE)
 }
 
+const CONDITION: a::Arg = a::oneof(
+    "condition",
+    &[
+        a::pure("nx", "NX"),
+        a::pure("xx", "XX"),
+        a::pure("gt", "GT"),
+        a::pure("lt", "LT"),
+    ],
+);
+
 pub static COMMANDS: &[CommandSpec] = &[
-    cmd!(
+    cmd(
         "expire",
         -3,
         WRITE | FAST,
         "1.0.0",
         "Sets a key's time to live in seconds.",
-        expire
-    ),
-    cmd!(
+        expire,
+    )
+    .key_specs(&[ks(RW | UPDATE, 1, 0, 1)])
+    .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
+    .args(&[
+        a::key("key", 0),
+        a::integer("seconds"),
+        CONDITION.since("7.0.0").optional(),
+    ]),
+    cmd(
         "pexpire",
         -3,
         WRITE | FAST,
         "2.6.0",
         "Sets a key's time to live in milliseconds.",
-        pexpire
-    ),
-    cmd!(
+        pexpire,
+    )
+    .key_specs(&[ks(RW | UPDATE, 1, 0, 1)])
+    .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
+    .args(&[
+        a::key("key", 0),
+        a::integer("milliseconds"),
+        CONDITION.since("7.0.0").optional(),
+    ]),
+    cmd(
         "expireat",
         -3,
         WRITE | FAST,
         "1.2.0",
         "Sets a key's expiry to a Unix time in seconds.",
-        expireat
-    ),
-    cmd!(
+        expireat,
+    )
+    .key_specs(&[ks(RW | UPDATE, 1, 0, 1)])
+    .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
+    .args(&[
+        a::key("key", 0),
+        a::unix_time("unix-time-seconds"),
+        CONDITION.since("7.0.0").optional(),
+    ]),
+    cmd(
         "pexpireat",
         -3,
         WRITE | FAST,
         "2.6.0",
         "Sets a key's expiry to a Unix time in milliseconds.",
-        pexpireat
-    ),
-    cmd!(
+        pexpireat,
+    )
+    .key_specs(&[ks(RW | UPDATE, 1, 0, 1)])
+    .history(&[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")])
+    .args(&[
+        a::key("key", 0),
+        a::unix_time("unix-time-milliseconds"),
+        CONDITION.since("7.0.0").optional(),
+    ]),
+    cmd(
         "ttl",
         2,
         READONLY | FAST,
         "1.0.0",
         "Returns a key's time to live in seconds.",
-        ttl
-    ),
-    cmd!(
+        ttl,
+    )
+    .key_specs(&[ks(RO | ACCESS, 1, 0, 1)])
+    .tips(&["nondeterministic_output"])
+    .history(&[("2.8.0", "Added the -2 reply.")])
+    .args(&[a::key("key", 0)]),
+    cmd(
         "pttl",
         2,
         READONLY | FAST,
         "2.6.0",
         "Returns a key's time to live in milliseconds.",
-        pttl
-    ),
-    cmd!(
+        pttl,
+    )
+    .key_specs(&[ks(RO | ACCESS, 1, 0, 1)])
+    .tips(&["nondeterministic_output"])
+    .history(&[("2.8.0", "Added the -2 reply.")])
+    .args(&[a::key("key", 0)]),
+    cmd(
         "expiretime",
         2,
         READONLY | FAST,
         "7.0.0",
         "Returns a key's expiry as a Unix time in seconds.",
-        expiretime
-    ),
-    cmd!(
+        expiretime,
+    )
+    .key_specs(&[ks(RO | ACCESS, 1, 0, 1)])
+    .args(&[a::key("key", 0)]),
+    cmd(
         "pexpiretime",
         2,
         READONLY | FAST,
         "7.0.0",
         "Returns a key's expiry as a Unix time in milliseconds.",
-        pexpiretime
-    ),
-    cmd!(
+        pexpiretime,
+    )
+    .key_specs(&[ks(RO | ACCESS, 1, 0, 1)])
+    .args(&[a::key("key", 0)]),
+    cmd(
         "persist",
         2,
         WRITE | FAST,
         "2.2.0",
         "Removes a key's expiry.",
-        persist
-    ),
+        persist,
+    )
+    .key_specs(&[ks(RW | UPDATE, 1, 0, 1)])
+    .args(&[a::key("key", 0)]),
 ];
 
 #[derive(Default)]
@@ -199,7 +240,7 @@ fn pexpireat(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 /// absolute time, rounded to seconds as Redis rounds it.
 fn ttl_generic(ctx: &mut Ctx, key: &[u8], ms: bool, absolute: bool) -> CmdResult {
     let now = ctx.now_ms;
-    let at = ctx.with_key(key, |db| db.get_read(key).map(|e| e.expire_at));
+    let at = ctx.with_key(key, |db| db.get_read_untouched(key).map(|e| e.expire_at));
     let reply = match at {
         None => -2,
         Some(0) => -1,

@@ -6,158 +6,231 @@ use rand::Rng;
 
 use super::args::{eq_ic, int, int32, lossy};
 use super::flags::*;
-use super::{acl, unknown_subcommand, CmdError, CmdResult, CommandSpec, Ctx, KeySpec, NO_KEYS};
+use super::meta::{arg as a, ks, ksflags::*};
+use super::{acl, unknown_subcommand, CmdError, CmdResult, CommandSpec, Ctx, Handler};
 use crate::keyspace::{Entry, NUM_SHARDS};
 use crate::types::{StrValue, Value};
 use crate::util::glob::glob_match;
 
-const ONE_KEY: KeySpec = KeySpec {
-    first: 1,
-    last: 1,
-    step: 1,
-};
-const ALL_KEYS: KeySpec = KeySpec {
-    first: 1,
-    last: -1,
-    step: 1,
-};
-const TWO_KEYS: KeySpec = KeySpec {
-    first: 1,
-    last: 2,
-    step: 1,
-};
-
-macro_rules! cmd {
-    ($name:literal, $arity:expr, $flags:expr, $acl:expr, $keys:expr, $group:literal, $since:literal, $cx:literal, $sum:literal, $h:path) => {
-        cmd!(
-            $name,
-            $arity,
-            $flags,
-            $acl,
-            $keys,
-            $group,
-            $since,
-            $cx,
-            $sum,
-            $h,
-            &[]
-        )
-    };
-    ($name:literal, $arity:expr, $flags:expr, $acl:expr, $keys:expr, $group:literal, $since:literal, $cx:literal, $sum:literal, $h:path, $subs:expr) => {
-        CommandSpec {
-            name: $name,
-            arity: $arity,
-            flags: $flags,
-            acl: $acl,
-            keys: $keys,
-            group: $group,
-            since: $since,
-            summary: $sum,
-            complexity: $cx,
-            handler: $h,
-            subcommands: $subs,
-        }
-    };
+/// A keyspace command: group `generic`, ACL category `@keyspace`.
+const fn cmd(
+    name: &'static str,
+    arity: i32,
+    flags: u32,
+    since: &'static str,
+    summary: &'static str,
+    handler: Handler,
+) -> CommandSpec {
+    CommandSpec::new(name, arity, flags, "generic", since, summary, handler).acl(acl::KEYSPACE)
 }
 
-const KS: u32 = acl::KEYSPACE;
+const ASYNC: a::Arg = a::oneof(
+    "async",
+    &[
+        a::pure("async", "ASYNC").since("4.0.0"),
+        a::pure("sync", "SYNC").since("6.2.0"),
+    ],
+);
 
 pub static COMMANDS: &[CommandSpec] = &[
-    cmd!("del", -2, WRITE, KS, ALL_KEYS, "generic", "1.0.0", "O(N) where N is the number of keys that will be removed.", "Deletes one or more keys.", del),
-    cmd!("unlink", -2, WRITE | FAST, KS, ALL_KEYS, "generic", "4.0.0", "O(1) for each key removed regardless of its size.", "Deletes keys, freeing their memory in the background.", del),
-    cmd!("exists", -2, READONLY | FAST, KS, ALL_KEYS, "generic", "1.0.0", "O(N) where N is the number of keys to check.", "Counts how many of the given keys exist.", exists),
-    cmd!("type", 2, READONLY | FAST, KS, ONE_KEY, "generic", "1.0.0", "O(1)", "Returns the type of a key's value.", type_cmd),
-    cmd!("rename", 3, WRITE, KS, TWO_KEYS, "generic", "1.0.0", "O(1)", "Renames a key, overwriting the destination.", rename),
-    cmd!("renamenx", 3, WRITE | FAST, KS, TWO_KEYS, "generic", "1.0.0", "O(1)", "Renames a key only if the new name does not exist.", renamenx),
-    cmd!("copy", -3, WRITE | DENYOOM, KS, TWO_KEYS, "generic", "6.2.0", "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.", "Copies a key's value to another key.", copy),
-    cmd!("move", 3, WRITE | FAST, KS, ONE_KEY, "generic", "1.0.0", "O(1)", "Moves a key to another database.", move_cmd),
-    cmd!("keys", 2, READONLY, KS | acl::DANGEROUS, NO_KEYS, "generic", "1.0.0", "O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length.", "Returns all key names that match a pattern.", keys),
-    cmd!("scan", -2, READONLY, KS, NO_KEYS, "generic", "2.8.0", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.", "Iterates over the key names in the database.", scan),
-    cmd!("randomkey", 1, READONLY, KS, NO_KEYS, "generic", "1.0.0", "O(1)", "Returns a random key name from the database.", randomkey),
-    cmd!("touch", -2, READONLY | FAST, KS, ALL_KEYS, "generic", "3.2.1", "O(N) where N is the number of keys that will be touched.", "Updates the last access time of keys; returns how many exist.", touch),
-    cmd!("object", -2, 0, 0, NO_KEYS, "generic", "2.2.3", "Depends on subcommand.", "A container for object introspection commands.", container, OBJECT_SUBS),
-    cmd!("dbsize", 1, READONLY | FAST, KS, NO_KEYS, "server", "1.0.0", "O(1)", "Returns the number of keys in the database.", dbsize),
-    cmd!("flushdb", -1, WRITE, KS | acl::DANGEROUS, NO_KEYS, "server", "1.0.0", "O(N) where N is the number of keys in the selected database", "Removes all keys from the current database.", flushdb),
-    cmd!("flushall", -1, WRITE, KS | acl::DANGEROUS, NO_KEYS, "server", "1.0.0", "O(N) where N is the total number of keys in all databases", "Removes all keys from all databases.", flushall),
-    cmd!("swapdb", 3, WRITE | FAST, KS | acl::DANGEROUS, NO_KEYS, "server", "4.0.0", "O(N) where N is the count of clients watching or blocking on keys from both databases.", "Swaps two Redis databases.", swapdb),
+    cmd("del", -2, WRITE, "1.0.0", "Deletes one or more keys.", del)
+        .complexity(
+            "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).",
+        )
+        .key_specs(&[ks(RM | DELETE, 1, -1, 1)])
+        .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
+        .args(&[a::key("key", 0).multiple()]),
+    cmd(
+        "unlink",
+        -2,
+        WRITE | FAST,
+        "4.0.0",
+        "Deletes keys, freeing their memory in the background.",
+        del,
+    )
+    .complexity(
+        "O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.",
+    )
+    .key_specs(&[ks(RM | DELETE, 1, -1, 1)])
+    .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
+    .args(&[a::key("key", 0).multiple()]),
+    cmd("exists", -2, READONLY | FAST, "1.0.0", "Counts how many of the given keys exist.", exists)
+        .complexity("O(N) where N is the number of keys to check.")
+        .key_specs(&[ks(RO, 1, -1, 1)])
+        .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
+        .history(&[("3.0.3", "Accepts multiple `key` arguments.")])
+        .args(&[a::key("key", 0).multiple()]),
+    cmd("type", 2, READONLY | FAST, "1.0.0", "Returns the type of a key's value.", type_cmd)
+        .key_specs(&[ks(RO, 1, 0, 1)])
+        .args(&[a::key("key", 0)]),
+    cmd("rename", 3, WRITE, "1.0.0", "Renames a key, overwriting the destination.", rename)
+        .key_specs(&[ks(RW | ACCESS | DELETE, 1, 0, 1), ks(OW | UPDATE, 2, 0, 1)])
+        .args(&[a::key("key", 0), a::key("newkey", 1)]),
+    cmd(
+        "renamenx",
+        3,
+        WRITE | FAST,
+        "1.0.0",
+        "Renames a key only if the new name does not exist.",
+        renamenx,
+    )
+    .key_specs(&[ks(RW | ACCESS | DELETE, 1, 0, 1), ks(OW | INSERT, 2, 0, 1)])
+    .history(&[
+        (
+            "3.2.0",
+            "The command no longer returns an error when source and destination names are the same.",
+        ),
+    ])
+    .args(&[a::key("key", 0), a::key("newkey", 1)]),
+    cmd("copy", -3, WRITE | DENYOOM, "6.2.0", "Copies a key's value to another key.", copy)
+        .complexity(
+            "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.",
+        )
+        .key_specs(&[ks(RO | ACCESS, 1, 0, 1), ks(OW | UPDATE, 2, 0, 1)])
+        .args(&[
+            a::key("source", 0),
+            a::key("destination", 1),
+            a::integer("destination-db").token("DB").optional(),
+            a::pure("replace", "REPLACE").optional(),
+        ]),
+    cmd("move", 3, WRITE | FAST, "1.0.0", "Moves a key to another database.", move_cmd)
+        .key_specs(&[ks(RW | ACCESS | UPDATE, 1, 0, 1)])
+        .args(&[a::key("key", 0), a::integer("db")]),
+    cmd("keys", 2, READONLY, "1.0.0", "Returns all key names that match a pattern.", keys)
+        .acl(acl::KEYSPACE | acl::DANGEROUS)
+        .complexity(
+            "O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length.",
+        )
+        .tips(&["request_policy:all_shards", "nondeterministic_output_order"])
+        .args(&[a::pattern("pattern")]),
+    cmd("scan", -2, READONLY, "2.8.0", "Iterates over the key names in the database.", scan)
+        .complexity(
+            "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.",
+        )
+        .tips(&["nondeterministic_output", "request_policy:special"])
+        .history(&[("6.0.0", "Added the `TYPE` subcommand.")])
+        .args(&[
+            a::integer("cursor"),
+            a::pattern("pattern").token("MATCH").optional(),
+            a::integer("count").token("COUNT").optional(),
+            a::string("type").token("TYPE").since("6.0.0").optional(),
+        ]),
+    cmd(
+        "randomkey",
+        1,
+        READONLY,
+        "1.0.0",
+        "Returns a random key name from the database.",
+        randomkey,
+    )
+    .tips(&["request_policy:all_shards", "nondeterministic_output"]),
+    cmd(
+        "touch",
+        -2,
+        READONLY | FAST,
+        "3.2.1",
+        "Updates the last access time of keys; returns how many exist.",
+        touch,
+    )
+    .complexity("O(N) where N is the number of keys that will be touched.")
+    .key_specs(&[ks(RO, 1, -1, 1)])
+    .tips(&["request_policy:multi_shard", "response_policy:agg_sum"])
+    .args(&[a::key("key", 0).multiple()]),
+    cmd("object", -2, 0, "2.2.3", "Container for commands that inspect the value object of a key.", container)
+        .acl(0)
+        .complexity("Depends on subcommand.")
+        .subcommands(OBJECT_SUBS),
+    cmd(
+        "dbsize",
+        1,
+        READONLY | FAST,
+        "1.0.0",
+        "Returns the number of keys in the database.",
+        dbsize,
+    )
+    .group("server")
+    .tips(&["request_policy:all_shards", "response_policy:agg_sum"]),
+    cmd("flushdb", -1, WRITE, "1.0.0", "Removes all keys from the current database.", flushdb)
+        .acl(acl::KEYSPACE | acl::DANGEROUS)
+        .group("server")
+        .complexity("O(N) where N is the number of keys in the selected database")
+        .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
+        .history(&[
+            ("4.0.0", "Added the `ASYNC` flushing mode modifier."),
+            ("6.2.0", "Added the `SYNC` flushing mode modifier."),
+        ])
+        .args(&[ASYNC.optional()]),
+    cmd("flushall", -1, WRITE, "1.0.0", "Removes all keys from all databases.", flushall)
+        .acl(acl::KEYSPACE | acl::DANGEROUS)
+        .group("server")
+        .complexity("O(N) where N is the total number of keys in all databases")
+        .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
+        .history(&[
+            ("4.0.0", "Added the `ASYNC` flushing mode modifier."),
+            ("6.2.0", "Added the `SYNC` flushing mode modifier."),
+        ])
+        .args(&[ASYNC.optional()]),
+    cmd("swapdb", 3, WRITE | FAST, "4.0.0", "Exchanges the contents of two databases.", swapdb)
+        .acl(acl::KEYSPACE | acl::DANGEROUS)
+        .group("server")
+        .complexity(
+            "O(N) where N is the count of clients watching or blocking on keys from both databases.",
+        )
+        .args(&[a::integer("index1"), a::integer("index2")]),
 ];
 
 static OBJECT_SUBS: &[CommandSpec] = &[
-    cmd!(
+    cmd(
         "encoding",
         3,
         READONLY,
-        KS,
-        KeySpec {
-            first: 2,
-            last: 2,
-            step: 1
-        },
-        "generic",
         "2.2.3",
-        "O(1)",
         "Returns the internal encoding of a key's value.",
-        object_encoding
-    ),
-    cmd!(
+        object_encoding,
+    )
+    .key_specs(&[ks(RO, 2, 0, 1)])
+    .tips(&["nondeterministic_output"])
+    .args(&[a::key("key", 0)]),
+    cmd(
         "freq",
         3,
         READONLY,
-        KS,
-        KeySpec {
-            first: 2,
-            last: 2,
-            step: 1
-        },
-        "generic",
         "4.0.0",
-        "O(1)",
         "Returns the logarithmic access frequency counter of a key.",
-        object_freq
-    ),
-    cmd!(
+        object_freq,
+    )
+    .key_specs(&[ks(RO, 2, 0, 1)])
+    .tips(&["nondeterministic_output"])
+    .args(&[a::key("key", 0)]),
+    cmd(
         "idletime",
         3,
         READONLY,
-        KS,
-        KeySpec {
-            first: 2,
-            last: 2,
-            step: 1
-        },
-        "generic",
         "2.2.3",
-        "O(1)",
         "Returns the seconds since a key was last accessed.",
-        object_idletime
-    ),
-    cmd!(
+        object_idletime,
+    )
+    .key_specs(&[ks(RO, 2, 0, 1)])
+    .tips(&["nondeterministic_output"])
+    .args(&[a::key("key", 0)]),
+    cmd(
         "refcount",
         3,
         READONLY,
-        KS,
-        KeySpec {
-            first: 2,
-            last: 2,
-            step: 1
-        },
-        "generic",
         "2.2.3",
-        "O(1)",
         "Returns the reference count of a key's value.",
-        object_refcount
-    ),
-    cmd!(
+        object_refcount,
+    )
+    .key_specs(&[ks(RO, 2, 0, 1)])
+    .tips(&["nondeterministic_output"])
+    .args(&[a::key("key", 0)]),
+    cmd(
         "help",
         2,
         LOADING | STALE,
-        KS,
-        NO_KEYS,
-        "generic",
         "6.2.0",
-        "O(1)",
         "Returns helpful text about the different subcommands.",
-        object_help
+        object_help,
     ),
 ];
 
@@ -192,7 +265,9 @@ fn del(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn exists(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let keys = &args[1..];
     let n = ctx.with_keys(keys.iter().copied(), |db| {
-        keys.iter().filter(|k| db.get_read(k).is_some()).count()
+        keys.iter()
+            .filter(|k| db.get_read_untouched(k).is_some())
+            .count()
     });
     ctx.out.int(n as i64);
     Ok(())
@@ -200,7 +275,9 @@ fn exists(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn type_cmd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let key = args[1];
-    let t = ctx.with_key(key, |db| db.get_read(key).map(|e| e.value.type_name()));
+    let t = ctx.with_key(key, |db| {
+        db.get_read_untouched(key).map(|e| e.value.type_name())
+    });
     ctx.out.simple(t.unwrap_or("none").as_bytes());
     Ok(())
 }
@@ -223,6 +300,9 @@ fn rename_generic(ctx: &mut Ctx, args: &[&[u8]], nx: bool) -> CmdResult {
         db.table(dst).insert(dst, entry);
         Ok(1)
     })?;
+    if r == 1 {
+        ctx.signal_ready(dst);
+    }
     if nx {
         ctx.out.int(r);
     } else {
@@ -285,6 +365,9 @@ fn copy(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         db.table_in(target_db, dst).insert(dst, fresh);
         1
     });
+    if r == 1 {
+        ctx.srv.blocking.signal(target_db, dst);
+    }
     ctx.out.int(r);
     Ok(())
 }
@@ -310,6 +393,9 @@ fn move_cmd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         db.table_in(target, key).insert_owned(k, e);
         1
     });
+    if r == 1 {
+        ctx.srv.blocking.signal(target, key);
+    }
     ctx.out.int(r);
     Ok(())
 }
@@ -602,6 +688,7 @@ fn swapdb(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             }
         });
         ctx.srv.keyspace.bump_generation();
+        ctx.srv.blocking.signal_all();
     }
     ctx.out.ok();
     Ok(())

@@ -1,10 +1,11 @@
 //! The command table and the command families.
 //!
 //! Every command is declared once, in its family's `COMMANDS` array, as a
-//! [`CommandSpec`]: name, arity, flags, key positions, ACL categories and
-//! handler. That one declaration drives dispatch, the arity check, COMMAND
-//! INFO/COUNT/LIST/GETKEYS, key extraction for shard locking, and (later)
-//! ACL checks, cluster slot checks and propagation.
+//! [`CommandSpec`]: name, arity, flags, ACL categories, key specs, tips,
+//! documentation ([`meta`]) and handler. That one declaration drives
+//! dispatch, the arity check, COMMAND INFO/COUNT/LIST/DOCS/GETKEYS (which
+//! report exactly what redis-server 7.0 reports), key extraction for shard
+//! locking, and (later) ACL checks, cluster slot checks and propagation.
 //!
 //! A handler is parse → operate → reply: it reads its arguments (the first
 //! error wins, worded as Redis words it), operates on the keyspace through a
@@ -16,20 +17,28 @@ pub mod connection;
 pub mod error;
 pub mod expire;
 pub mod generic;
+pub mod hash;
+pub mod list;
+pub mod meta;
 pub mod server;
+pub mod set;
 pub mod string;
+pub mod zset;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
 pub use error::{CmdError, CmdResult};
+pub use meta::KeySpecDef;
 use tessera_resp::encode::ReplyBuf;
 
 use crate::keyspace::{Db, LockSet, Touch};
 use crate::server::client::Client;
 use crate::server::state::ServerState;
 
-/// Command flags, named as COMMAND INFO prints them.
+/// Command flags. COMMAND INFO prints those in [`flags::NAMES`], in that
+/// order; the others (`may_replicate`, `sentinel`, `protected`) are internal,
+/// as in Redis.
 pub mod flags {
     pub const WRITE: u32 = 1 << 0;
     pub const READONLY: u32 = 1 << 1;
@@ -52,7 +61,9 @@ pub mod flags {
     pub const ALLOW_BUSY: u32 = 1 << 18;
     pub const NO_ASYNC_LOADING: u32 = 1 << 19;
     pub const PROTECTED: u32 = 1 << 20;
+    pub const ASKING: u32 = 1 << 21;
 
+    /// The flags COMMAND INFO shows, in its order.
     pub const NAMES: &[(u32, &str)] = &[
         (WRITE, "write"),
         (READONLY, "readonly"),
@@ -65,20 +76,19 @@ pub mod flags {
         (STALE, "stale"),
         (SKIP_MONITOR, "skip_monitor"),
         (SKIP_SLOWLOG, "skip_slowlog"),
+        (ASKING, "asking"),
         (FAST, "fast"),
         (NO_AUTH, "no_auth"),
-        (MAY_REPLICATE, "may_replicate"),
-        (SENTINEL, "sentinel"),
         (NO_MANDATORY_KEYS, "no_mandatory_keys"),
+        (NO_ASYNC_LOADING, "no_async_loading"),
         (NO_MULTI, "no_multi"),
         (MOVABLE_KEYS, "movablekeys"),
         (ALLOW_BUSY, "allow_busy"),
-        (NO_ASYNC_LOADING, "no_async_loading"),
-        (PROTECTED, "protected"),
     ];
 }
 
-/// ACL categories beyond those implied by the flags.
+/// ACL categories: a command declares those its flags do not imply (see
+/// [`CommandSpec::acl_categories`]).
 pub mod acl {
     pub const KEYSPACE: u32 = 1 << 0;
     pub const READ: u32 = 1 << 1;
@@ -129,22 +139,9 @@ pub mod acl {
 
 pub type Handler = fn(&mut Ctx, &[&[u8]]) -> CmdResult;
 
-/// Where a command's keys are in its argument vector, Redis's legacy
-/// (first, last, step) triple: `last` negative counts from the end.
-#[derive(Clone, Copy, Debug)]
-pub struct KeySpec {
-    pub first: i32,
-    pub last: i32,
-    pub step: i32,
-}
-
-pub const NO_KEYS: KeySpec = KeySpec {
-    first: 0,
-    last: 0,
-    step: 0,
-};
-
-/// One command (or subcommand) of the table.
+/// One command (or subcommand) of the table: everything dispatch needs and
+/// everything COMMAND INFO / COMMAND DOCS report about it. Declared with
+/// [`CommandSpec::new`] and the `const` builder methods below.
 pub struct CommandSpec {
     /// Lower-case name; for a subcommand just the subcommand part.
     pub name: &'static str,
@@ -155,17 +152,108 @@ pub struct CommandSpec {
     /// ACL categories declared explicitly (the data-type and keyspace ones);
     /// those implied by flags are added by [`CommandSpec::acl_categories`].
     pub acl: u32,
-    pub keys: KeySpec,
+    /// Where the keys are ([`meta::KeySpecDef`]); the legacy first/last/step
+    /// triple and `movablekeys` are derived from these.
+    pub key_specs: &'static [KeySpecDef],
+    /// Command tips (`nondeterministic_output`, `request_policy:...`).
+    pub tips: &'static [&'static str],
     /// Family, as COMMAND DOCS `group` prints it.
     pub group: &'static str,
     pub since: &'static str,
     pub summary: &'static str,
+    /// Empty when the command documents none.
     pub complexity: &'static str,
+    /// [`meta::docflags`].
+    pub doc_flags: u8,
+    /// Both empty unless deprecated.
+    pub deprecated_since: &'static str,
+    pub replaced_by: &'static str,
+    /// (version, change) pairs.
+    pub history: &'static [(&'static str, &'static str)],
+    /// The documented syntax tree.
+    pub args: &'static [meta::arg::Arg],
     pub handler: Handler,
     pub subcommands: &'static [CommandSpec],
 }
 
 impl CommandSpec {
+    /// A command with no keys, ACL categories beyond its flags', tips,
+    /// arguments or subcommands, and complexity O(1).
+    pub const fn new(
+        name: &'static str,
+        arity: i32,
+        flags: u32,
+        group: &'static str,
+        since: &'static str,
+        summary: &'static str,
+        handler: Handler,
+    ) -> CommandSpec {
+        CommandSpec {
+            name,
+            arity,
+            flags,
+            acl: 0,
+            key_specs: &[],
+            tips: &[],
+            group,
+            since,
+            summary,
+            complexity: "O(1)",
+            doc_flags: 0,
+            deprecated_since: "",
+            replaced_by: "",
+            history: &[],
+            args: &[],
+            handler,
+            subcommands: &[],
+        }
+    }
+
+    pub const fn acl(mut self, acl: u32) -> Self {
+        self.acl = acl;
+        self
+    }
+    pub const fn group(mut self, group: &'static str) -> Self {
+        self.group = group;
+        self
+    }
+    pub const fn key_specs(mut self, specs: &'static [KeySpecDef]) -> Self {
+        self.key_specs = specs;
+        self
+    }
+    pub const fn tips(mut self, tips: &'static [&'static str]) -> Self {
+        self.tips = tips;
+        self
+    }
+    /// `""` for a command that documents no complexity.
+    pub const fn complexity(mut self, complexity: &'static str) -> Self {
+        self.complexity = complexity;
+        self
+    }
+    pub const fn doc_flags(mut self, doc_flags: u8) -> Self {
+        self.doc_flags |= doc_flags;
+        self
+    }
+    /// Marks the command deprecated since `since`, in favour of `replaced_by`.
+    pub const fn deprecated(mut self, since: &'static str, replaced_by: &'static str) -> Self {
+        self.doc_flags |= meta::docflags::DEPRECATED;
+        self.deprecated_since = since;
+        self.replaced_by = replaced_by;
+        self
+    }
+    pub const fn history(mut self, history: &'static [(&'static str, &'static str)]) -> Self {
+        self.history = history;
+        self
+    }
+    pub const fn args(mut self, args: &'static [meta::arg::Arg]) -> Self {
+        self.args = args;
+        self
+    }
+    pub const fn subcommands(mut self, subcommands: &'static [CommandSpec]) -> Self {
+        self.subcommands = subcommands;
+        self
+    }
+
     pub fn has(&self, flag: u32) -> bool {
         self.flags & flag != 0
     }
@@ -197,6 +285,23 @@ impl CommandSpec {
         c
     }
 
+    /// The legacy (first, last, step) key triple COMMAND INFO prints,
+    /// derived from the key specs.
+    pub fn legacy_keys(&self) -> (i32, i32, i32) {
+        let (f, l, s, _) = meta::legacy_range(self.key_specs);
+        (f, l, s)
+    }
+
+    /// The flags COMMAND INFO prints: the declared ones plus `movablekeys`
+    /// when the key specs cannot be expressed as the legacy triple.
+    pub fn reported_flags(&self) -> u32 {
+        let mut f = self.flags;
+        if meta::legacy_range(self.key_specs).3 {
+            f |= flags::MOVABLE_KEYS;
+        }
+        f
+    }
+
     /// Checks the argument count against the arity.
     #[inline]
     pub fn arity_ok(&self, argc: usize) -> bool {
@@ -209,19 +314,11 @@ impl CommandSpec {
         }
     }
 
-    /// Indices of the key arguments in `args` by the declared key spec.
-    pub fn key_indices(&self, argc: usize) -> impl Iterator<Item = usize> {
-        let ks = self.keys;
-        let (first, step) = (ks.first.max(0) as usize, ks.step.max(1) as usize);
-        let last = if ks.first <= 0 {
-            0
-        } else if ks.last < 0 {
-            (argc as i64 + ks.last as i64).max(0) as usize
-        } else {
-            (ks.last as usize).min(argc.saturating_sub(1))
-        };
-        let end = if ks.first <= 0 { 0 } else { last + 1 };
-        (first..end).step_by(step)
+    /// Indices of the key arguments in `args` (command name at 0; for a
+    /// subcommand, the container's name at 0 and the subcommand's at 1) by
+    /// the declared key specs.
+    pub fn key_indices(&self, args: &[&[u8]]) -> Vec<usize> {
+        meta::key_positions(self.key_specs, args)
     }
 }
 
@@ -231,6 +328,10 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
         .iter()
         .chain(generic::COMMANDS)
         .chain(expire::COMMANDS)
+        .chain(hash::COMMANDS)
+        .chain(list::COMMANDS)
+        .chain(set::COMMANDS)
+        .chain(zset::COMMANDS)
         .chain(connection::COMMANDS)
         .chain(server::COMMANDS)
 }
@@ -405,6 +506,43 @@ impl<'a> Ctx<'a> {
 
     pub fn with_all<R>(&self, f: impl FnOnce(&mut LockSet) -> R) -> R {
         self.access().with_all(f)
+    }
+
+    /// Encoding thresholds in force for this command.
+    pub fn limits(&self) -> crate::types::Limits {
+        crate::types::Limits::from_config(&self.srv.config)
+    }
+
+    /// Blocks the client on `keys` until one of them may have data, the
+    /// deadline (Unix ms; None = forever) passes, or CLIENT UNBLOCK. The
+    /// handler writes no reply; the connection re-runs the command when
+    /// woken and sends `on_timeout`'s reply if the deadline passes first.
+    pub fn block(
+        &mut self,
+        keys: &[&[u8]],
+        deadline_ms: Option<i64>,
+        on_timeout: fn(&mut ReplyBuf),
+    ) {
+        let deadline = deadline_ms.map(|d| {
+            let wait = (d - crate::server::state::unix_ms()).max(0) as u64;
+            std::time::Instant::now() + std::time::Duration::from_millis(wait)
+        });
+        self.client.block = Some(crate::server::blocking::BlockRequest {
+            db: self.client.db,
+            keys: keys
+                .iter()
+                .map(|k| crate::keyspace::Key::from_slice(k))
+                .collect(),
+            deadline,
+            on_timeout,
+        });
+    }
+
+    /// Tells clients blocked on `key` (in this client's database) that it
+    /// may have data. Call after the data is in place.
+    #[inline]
+    pub fn signal_ready(&self, key: &[u8]) {
+        self.srv.blocking.signal(self.client.db, key);
     }
 }
 

@@ -4,371 +4,402 @@
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering::Relaxed;
 
+use tessera_resp::encode::ReplyBuf;
+
 use super::args::{eq_ic, float, int, lossy};
 use super::flags::*;
 use super::generic::{container, help_reply};
-use super::{acl, all_commands, CmdError, CmdResult, CommandSpec, Ctx, KeySpec, NO_KEYS};
+use super::meta::{arg as a, docflags, ks, ksflags, ksflags::*, BeginSearch, FindKeys};
+use super::{acl, all_commands, CmdError, CmdResult, CommandSpec, Ctx, Handler, KeySpecDef};
 use crate::server::log;
 use crate::server::state::{unix_ms, unix_us};
 use crate::util::glob::glob_match;
 
-macro_rules! cmd {
-    ($name:literal, $arity:expr, $flags:expr, $acl:expr, $since:literal, $sum:literal, $h:path) => {
-        cmd!($name, $arity, $flags, $acl, $since, $sum, $h, &[])
-    };
-    ($name:literal, $arity:expr, $flags:expr, $acl:expr, $since:literal, $sum:literal, $h:path, $subs:expr) => {
-        CommandSpec {
-            name: $name,
-            arity: $arity,
-            flags: $flags,
-            acl: $acl,
-            keys: NO_KEYS,
-            group: "server",
-            since: $since,
-            summary: $sum,
-            complexity: "O(1)",
-            handler: $h,
-            subcommands: $subs,
-        }
-    };
+/// A server command: group `server`, no ACL category beyond its flags'.
+const fn cmd(
+    name: &'static str,
+    arity: i32,
+    flags: u32,
+    since: &'static str,
+    summary: &'static str,
+    handler: Handler,
+) -> CommandSpec {
+    CommandSpec::new(name, arity, flags, "server", since, summary, handler)
 }
 
-const LS: u32 = LOADING | STALE;
-
 pub static COMMANDS: &[CommandSpec] = &[
-    cmd!(
+    cmd(
         "info",
         -1,
-        LS | SENTINEL,
-        acl::DANGEROUS,
+        LOADING | STALE | SENTINEL,
         "1.0.0",
         "Returns information and statistics about the server.",
-        info
-    ),
-    cmd!(
-        "config",
-        -2,
-        0,
-        0,
-        "2.0.0",
-        "A container for server configuration commands.",
-        container,
-        CONFIG_SUBS
-    ),
-    cmd!(
+        info,
+    )
+    .acl(acl::DANGEROUS)
+    .tips(&["nondeterministic_output", "request_policy:all_shards", "response_policy:special"])
+    .history(&[("7.0.0", "Added support for taking multiple section arguments.")])
+    .args(&[a::string("section").optional().multiple()]),
+    cmd("config", -2, 0, "2.0.0", "Container for commands that read and change the configuration.", container)
+        .complexity("Depends on subcommand.")
+        .subcommands(CONFIG_SUBS),
+    cmd(
         "command",
         -1,
-        LS | SENTINEL,
-        acl::CONNECTION,
+        LOADING | STALE | SENTINEL,
         "2.8.13",
         "Returns detailed information about all commands.",
         command,
-        COMMAND_SUBS
-    ),
-    cmd!(
-        "time",
-        1,
-        LS | FAST,
-        0,
-        "2.6.0",
-        "Returns the server time.",
-        time
-    ),
-    cmd!(
+    )
+    .acl(acl::CONNECTION)
+    .complexity("O(N) where N is the total number of Redis commands")
+    .tips(&["nondeterministic_output_order"])
+    .subcommands(COMMAND_SUBS),
+    cmd("time", 1, LOADING | STALE | FAST, "2.6.0", "Returns the server time.", time)
+        .tips(&["nondeterministic_output"]),
+    cmd(
         "lastsave",
         1,
-        LS | FAST,
-        acl::ADMIN | acl::DANGEROUS,
+        LOADING | STALE | FAST,
         "1.0.0",
         "Returns the Unix timestamp of the last successful save to disk.",
-        lastsave
-    ),
-    cmd!(
+        lastsave,
+    )
+    .acl(acl::ADMIN | acl::DANGEROUS)
+    .tips(&["nondeterministic_output"]),
+    cmd(
         "shutdown",
         -1,
-        ADMIN | NOSCRIPT | LS | NO_MULTI | SENTINEL | ALLOW_BUSY,
-        0,
+        ADMIN | NOSCRIPT | LOADING | STALE | NO_MULTI | ALLOW_BUSY | SENTINEL,
         "1.0.0",
         "Stops the server.",
-        shutdown
-    ),
-    cmd!(
-        "slowlog",
-        -2,
-        0,
-        0,
-        "2.2.12",
-        "A container for slow log commands.",
-        container,
-        SLOWLOG_SUBS
-    ),
-    cmd!(
-        "latency",
-        -2,
-        0,
-        0,
-        "2.8.13",
-        "A container for latency diagnostics commands.",
-        container,
-        LATENCY_SUBS
-    ),
-    cmd!(
+        shutdown,
+    )
+    .complexity(
+        "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
+    )
+    .history(&[("7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers.")])
+    .args(&[
+        a::oneof("nosave_save", &[a::pure("nosave", "NOSAVE"), a::pure("save", "SAVE")]).optional(),
+        a::pure("now", "NOW").since("7.0.0").optional(),
+        a::pure("force", "FORCE").since("7.0.0").optional(),
+        a::pure("abort", "ABORT").since("7.0.0").optional(),
+    ]),
+    cmd("slowlog", -2, 0, "2.2.12", "Container for commands that read and reset the slow log.", container)
+        .complexity("Depends on subcommand.")
+        .subcommands(SLOWLOG_SUBS),
+    cmd("latency", -2, 0, "2.8.13", "Container for commands that report and reset latency samples.", container)
+        .complexity("Depends on subcommand.")
+        .subcommands(LATENCY_SUBS),
+    cmd(
         "monitor",
         1,
-        ADMIN | NOSCRIPT | LS,
-        0,
+        ADMIN | NOSCRIPT | LOADING | STALE,
         "1.0.0",
         "Listens for all requests received by the server in real time.",
-        monitor
-    ),
-    cmd!(
-        "memory",
-        -2,
-        0,
-        0,
-        "4.0.0",
-        "A container for memory diagnostics commands.",
-        container,
-        MEMORY_SUBS
-    ),
-    cmd!(
+        monitor,
+    )
+    .complexity(""),
+    cmd("memory", -2, 0, "4.0.0", "Container for commands that report on memory use.", container)
+        .complexity("Depends on subcommand.")
+        .subcommands(MEMORY_SUBS),
+    cmd(
         "debug",
         -2,
-        ADMIN | NOSCRIPT | LS | PROTECTED,
-        0,
+        ADMIN | NOSCRIPT | LOADING | STALE | PROTECTED,
         "1.0.0",
-        "A container for debugging commands.",
-        debug
-    ),
+        "Container for commands that help debug the server.",
+        debug,
+    )
+    .complexity("Depends on subcommand.")
+    .doc_flags(docflags::SYSCMD),
 ];
 
 static CONFIG_SUBS: &[CommandSpec] = &[
-    cmd!(
+    cmd(
         "get",
         -3,
-        ADMIN | NOSCRIPT | LS,
-        0,
+        ADMIN | NOSCRIPT | LOADING | STALE,
         "2.0.0",
         "Returns the effective values of configuration parameters.",
-        config_get
-    ),
-    cmd!(
+        config_get,
+    )
+    .complexity("O(N) when N is the number of configuration parameters provided")
+    .history(&[(
+        "7.0.0",
+        "Added the ability to pass multiple pattern parameters in one call",
+    )])
+    .args(&[a::block("parameter", &[a::string("parameter")]).multiple()]),
+    cmd(
         "set",
         -4,
-        ADMIN | NOSCRIPT | LS,
-        0,
+        ADMIN | NOSCRIPT | LOADING | STALE,
         "2.0.0",
         "Sets configuration parameters in-flight.",
-        config_set
-    ),
-    cmd!(
+        config_set,
+    )
+    .complexity("O(N) when N is the number of configuration parameters provided")
+    .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
+    .history(&[(
+        "7.0.0",
+        "Added the ability to set multiple parameters in one call.",
+    )])
+    .args(&[a::block(
+        "parameter_value",
+        &[a::string("parameter"), a::string("value")],
+    )
+    .multiple()]),
+    cmd(
         "resetstat",
         2,
-        ADMIN | NOSCRIPT | LS,
-        0,
+        ADMIN | NOSCRIPT | LOADING | STALE,
         "2.0.0",
         "Resets the server's statistics.",
-        config_resetstat
+        config_resetstat,
     ),
-    cmd!(
+    cmd(
         "rewrite",
         2,
-        ADMIN | NOSCRIPT | LS,
-        0,
+        ADMIN | NOSCRIPT | LOADING | STALE,
         "2.8.0",
         "Persists the effective configuration to file.",
-        config_rewrite
+        config_rewrite,
     ),
-    cmd!(
+    cmd(
         "help",
         2,
-        LS,
-        0,
+        LOADING | STALE,
         "5.0.0",
         "Returns helpful text about the different subcommands.",
-        config_help
+        config_help,
     ),
 ];
 
 static COMMAND_SUBS: &[CommandSpec] = &[
-    cmd!(
+    cmd(
         "count",
         2,
-        LS,
-        acl::CONNECTION,
+        LOADING | STALE,
         "2.8.13",
         "Returns a count of commands.",
-        command_count
-    ),
-    cmd!(
+        command_count,
+    )
+    .acl(acl::CONNECTION),
+    cmd(
         "list",
         -2,
-        LS,
-        acl::CONNECTION,
+        LOADING | STALE,
         "7.0.0",
         "Returns a list of command names.",
-        command_list
-    ),
-    cmd!(
+        command_list,
+    )
+    .acl(acl::CONNECTION)
+    .complexity("O(N) where N is the total number of Redis commands")
+    .tips(&["nondeterministic_output_order"])
+    .args(&[a::oneof(
+        "filterby",
+        &[
+            a::string("module-name").token("MODULE"),
+            a::string("category").token("ACLCAT"),
+            a::pattern("pattern").token("PATTERN"),
+        ],
+    )
+    .token("FILTERBY")
+    .optional()]),
+    cmd(
         "info",
         -2,
-        LS,
-        acl::CONNECTION,
+        LOADING | STALE,
         "2.8.13",
         "Returns information about one, multiple or all commands.",
-        command_info
-    ),
-    cmd!(
+        command_info,
+    )
+    .acl(acl::CONNECTION)
+    .complexity("O(N) where N is the number of commands to look up")
+    .tips(&["nondeterministic_output_order"])
+    .history(&[(
+        "7.0.0",
+        "Allowed to be called with no argument to get info on all commands.",
+    )])
+    .args(&[a::string("command-name").optional().multiple()]),
+    cmd(
         "docs",
         -2,
-        LS,
-        acl::CONNECTION,
+        LOADING | STALE,
         "7.0.0",
         "Returns documentary information about one, multiple or all commands.",
-        command_docs
-    ),
-    cmd!(
+        command_docs,
+    )
+    .acl(acl::CONNECTION)
+    .complexity("O(N) where N is the number of commands to look up")
+    .tips(&["nondeterministic_output_order"])
+    .args(&[a::string("command-name").optional().multiple()]),
+    cmd(
         "getkeys",
-        -3,
-        LS,
-        acl::CONNECTION,
+        -4,
+        LOADING | STALE,
         "2.8.13",
         "Extracts the key names from an arbitrary command.",
-        command_getkeys
-    ),
-    cmd!(
+        command_getkeys,
+    )
+    .acl(acl::CONNECTION)
+    .complexity("O(N) where N is the number of arguments to the command"),
+    cmd(
         "help",
         2,
-        LS,
-        acl::CONNECTION,
+        LOADING | STALE,
         "5.0.0",
         "Returns helpful text about the different subcommands.",
-        command_help
-    ),
+        command_help,
+    )
+    .acl(acl::CONNECTION),
 ];
 
 static SLOWLOG_SUBS: &[CommandSpec] = &[
-    cmd!(
+    cmd(
         "get",
         -2,
-        ADMIN | LS,
-        0,
+        ADMIN | LOADING | STALE,
         "2.2.12",
         "Returns the slow log's entries.",
-        slowlog_get
-    ),
-    cmd!(
+        slowlog_get,
+    )
+    .complexity("O(N) where N is the number of entries returned")
+    .tips(&["request_policy:all_nodes", "nondeterministic_output"])
+    .history(&[(
+        "4.0.0",
+        "Added client IP address, port and name to the reply.",
+    )])
+    .args(&[a::integer("count").optional()]),
+    cmd(
         "len",
         2,
-        ADMIN | LS,
-        0,
+        ADMIN | LOADING | STALE,
         "2.2.12",
         "Returns the number of entries in the slow log.",
-        slowlog_len
-    ),
-    cmd!(
+        slowlog_len,
+    )
+    .tips(&[
+        "request_policy:all_nodes",
+        "response_policy:agg_sum",
+        "nondeterministic_output",
+    ]),
+    cmd(
         "reset",
         2,
-        ADMIN | LS,
-        0,
+        ADMIN | LOADING | STALE,
         "2.2.12",
         "Clears all entries from the slow log.",
-        slowlog_reset
-    ),
-    cmd!(
+        slowlog_reset,
+    )
+    .complexity("O(N) where N is the number of entries in the slowlog")
+    .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"]),
+    cmd(
         "help",
         2,
-        LS,
-        0,
+        LOADING | STALE,
         "6.2.0",
         "Returns helpful text about the different subcommands.",
-        slowlog_help
+        slowlog_help,
     ),
 ];
 
 static LATENCY_SUBS: &[CommandSpec] = &[
-    cmd!(
+    cmd(
         "latest",
         2,
-        ADMIN | NOSCRIPT | LS,
-        0,
+        ADMIN | NOSCRIPT | LOADING | STALE,
         "2.8.13",
         "Returns the latest latency samples for all events.",
-        latency_latest
-    ),
-    cmd!(
+        latency_latest,
+    )
+    .tips(&[
+        "nondeterministic_output",
+        "request_policy:all_nodes",
+        "response_policy:special",
+    ]),
+    cmd(
         "history",
         3,
-        ADMIN | NOSCRIPT | LS,
-        0,
+        ADMIN | NOSCRIPT | LOADING | STALE,
         "2.8.13",
         "Returns timestamp-latency samples for an event.",
-        latency_history
-    ),
-    cmd!(
+        latency_history,
+    )
+    .tips(&[
+        "nondeterministic_output",
+        "request_policy:all_nodes",
+        "response_policy:special",
+    ])
+    .args(&[a::string("event")]),
+    cmd(
         "reset",
         -2,
-        ADMIN | NOSCRIPT | LS,
-        0,
+        ADMIN | NOSCRIPT | LOADING | STALE,
         "2.8.13",
         "Resets the latency data for one or more events.",
-        latency_reset
-    ),
-    cmd!(
+        latency_reset,
+    )
+    .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
+    .args(&[a::string("event").optional().multiple()]),
+    cmd(
         "help",
         2,
-        LS,
-        0,
+        LOADING | STALE,
         "2.8.13",
         "Returns helpful text about the different subcommands.",
-        latency_help
+        latency_help,
     ),
 ];
 
 static MEMORY_SUBS: &[CommandSpec] = &[
-    CommandSpec {
-        name: "usage",
-        arity: -3,
-        flags: READONLY,
-        acl: acl::KEYSPACE,
-        keys: KeySpec {
-            first: 2,
-            last: 2,
-            step: 1,
-        },
-        group: "server",
-        since: "4.0.0",
-        summary: "Estimates the memory usage of a key.",
-        complexity: "O(N) where N is the number of samples.",
-        handler: memory_usage,
-        subcommands: &[],
-    },
-    cmd!(
+    cmd(
+        "usage",
+        -3,
+        READONLY,
+        "4.0.0",
+        "Estimates the memory usage of a key.",
+        memory_usage,
+    )
+    .complexity("O(N) where N is the number of samples.")
+    .key_specs(&[ks(RO, 2, 0, 1)])
+    .args(&[
+        a::key("key", 0),
+        a::integer("count").token("SAMPLES").optional(),
+    ]),
+    cmd(
         "stats",
         2,
         0,
-        0,
         "4.0.0",
         "Returns details about memory usage.",
-        memory_stats
-    ),
-    cmd!(
+        memory_stats,
+    )
+    .tips(&[
+        "nondeterministic_output",
+        "request_policy:all_shards",
+        "response_policy:special",
+    ]),
+    cmd(
         "doctor",
         2,
         0,
-        0,
         "4.0.0",
         "Outputs a memory problems report.",
-        memory_doctor
-    ),
-    cmd!(
+        memory_doctor,
+    )
+    .tips(&[
+        "nondeterministic_output",
+        "request_policy:all_shards",
+        "response_policy:special",
+    ]),
+    cmd(
         "help",
         2,
-        LS,
-        0,
+        LOADING | STALE,
         "4.0.0",
         "Returns helpful text about the different subcommands.",
-        memory_help
+        memory_help,
     ),
 ];
 
@@ -406,6 +437,7 @@ fn info(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         "modules",
         "commandstats",
         "errorstats",
+        "latencystats",
         "cluster",
         "keyspace",
     ];
@@ -572,6 +604,31 @@ fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
                 );
             }
         }
+        "latencystats" => {
+            t.push_str("# Latencystats\r\n");
+            let pcts = cfg.latency_tracking_info_percentiles();
+            for id in 0..super::command_count_with_subs() {
+                let hists: Vec<_> = srv
+                    .workers
+                    .iter()
+                    .map(|w| &w.commands[id].latency)
+                    .collect();
+                let Some(values) =
+                    crate::server::stats::LatencyHistogram::percentiles_us(&hists, &pcts)
+                else {
+                    continue;
+                };
+                let Some((name, _)) = super::by_id(id) else {
+                    continue;
+                };
+                let parts: Vec<String> = pcts
+                    .iter()
+                    .zip(values)
+                    .map(|(p, v)| format!("p{}={v:.3}", fmt_pct(*p)))
+                    .collect();
+                let _ = write!(t, "latency_percentiles_usec_{name}:{}\r\n", parts.join(","));
+            }
+        }
         "keyspace" => {
             t.push_str("# Keyspace\r\n");
             for (db, (keys, expires)) in srv.keyspace.db_counts().into_iter().enumerate() {
@@ -582,6 +639,12 @@ fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
         }
         _ => {}
     }
+}
+
+/// A percentile as Redis names it: 50, 99, 99.9.
+fn fmt_pct(p: f64) -> String {
+    let s = format!("{p}");
+    s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
 }
 
 fn error_totals(ctx: &Ctx) -> std::collections::HashMap<String, u64> {
@@ -682,8 +745,6 @@ fn config_resetstat(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     }
     ctx.srv.acceptor.reset();
     ctx.srv.keyspace.reset_stats();
-    ctx.srv.slowlog.lock().entries.clear();
-    ctx.srv.latency.lock().clear();
     ctx.srv.peak_memory.store(0, Relaxed);
     ctx.srv.stat_reset_unix_ms.store(unix_ms(), Relaxed);
     ctx.out.ok();
@@ -726,17 +787,14 @@ fn command(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// The flags COMMAND INFO prints, in its order.
 fn flag_names(c: &CommandSpec) -> Vec<&'static str> {
-    let mut v: Vec<&str> = super::flags::NAMES
+    let f = c.reported_flags();
+    super::flags::NAMES
         .iter()
-        .filter(|(f, _)| c.flags & f != 0)
+        .filter(|(b, _)| f & b != 0)
         .map(|(_, n)| *n)
-        .collect();
-    if c.keys.first <= 0 && c.flags & NO_MANDATORY_KEYS == 0 && v.is_empty() {
-        // Nothing extra: Redis prints an empty set.
-    }
-    v.dedup();
-    v
+        .collect()
 }
 
 fn acl_names(c: &CommandSpec) -> Vec<&'static str> {
@@ -748,9 +806,11 @@ fn acl_names(c: &CommandSpec) -> Vec<&'static str> {
         .collect()
 }
 
-/// One COMMAND INFO entry in Redis 7.0's ten-field shape.
+/// One COMMAND INFO entry in Redis 7.0's ten-field shape: name, arity,
+/// flags, first/last/step, ACL categories, tips, key specs, subcommands.
 fn command_entry(ctx: &mut Ctx, c: &CommandSpec, parent: Option<&CommandSpec>) {
     let name = super::full_name(parent, c);
+    let (first, last, step) = c.legacy_keys();
     let out = &mut *ctx.out;
     out.array(10);
     out.bulk(name.as_bytes());
@@ -760,59 +820,114 @@ fn command_entry(ctx: &mut Ctx, c: &CommandSpec, parent: Option<&CommandSpec>) {
     for f in flags {
         out.simple(f.as_bytes());
     }
-    out.int(c.keys.first as i64);
-    out.int(c.keys.last as i64);
-    out.int(c.keys.step as i64);
+    out.int(first as i64);
+    out.int(last as i64);
+    out.int(step as i64);
     let cats = acl_names(c);
     out.set(cats.len());
     for a in cats {
         out.simple(format!("@{a}").as_bytes());
     }
-    out.set(0);
-    if c.keys.first > 0 {
-        out.array(1);
-        out.map(3);
-        out.bulk(b"flags");
-        let kflags: &[&str] = if c.has(WRITE) {
-            &["RW", "update"]
-        } else {
-            &["RO", "access"]
-        };
-        out.set(kflags.len());
-        for f in kflags {
-            out.simple(f.as_bytes());
-        }
-        out.bulk(b"begin_search");
-        out.map(2);
-        out.bulk(b"type");
-        out.bulk(b"index");
-        out.bulk(b"spec");
-        out.map(1);
-        out.bulk(b"index");
-        out.int(c.keys.first as i64);
-        out.bulk(b"find_keys");
-        out.map(2);
-        out.bulk(b"type");
-        out.bulk(b"range");
-        out.bulk(b"spec");
-        out.map(3);
-        out.bulk(b"lastkey");
-        let last = if c.keys.last < 0 {
-            c.keys.last
-        } else {
-            c.keys.last - c.keys.first
-        };
-        out.int(last as i64);
-        out.bulk(b"keystep");
-        out.int(c.keys.step as i64);
-        out.bulk(b"limit");
-        out.int(0);
-    } else {
-        out.array(0);
+    out.set(c.tips.len());
+    for t in c.tips {
+        out.bulk(t.as_bytes());
     }
-    out.array(c.subcommands.len());
-    for s in c.subcommands {
-        command_entry(ctx, s, Some(c));
+    out.set(c.key_specs.len());
+    for k in c.key_specs {
+        key_spec_entry(out, k);
+    }
+    if c.subcommands.is_empty() {
+        out.set(0);
+    } else {
+        out.array(c.subcommands.len());
+        for s in c.subcommands {
+            command_entry(ctx, s, Some(c));
+        }
+    }
+}
+
+/// One key specification as COMMAND INFO shows it.
+fn key_spec_entry(out: &mut ReplyBuf, k: &KeySpecDef) {
+    out.map(3 + !k.notes.is_empty() as usize);
+    if !k.notes.is_empty() {
+        out.bulk(b"notes");
+        out.bulk(k.notes.as_bytes());
+    }
+    out.bulk(b"flags");
+    let names: Vec<&str> = ksflags::NAMES
+        .iter()
+        .filter(|(b, _)| k.flags & b != 0)
+        .map(|(_, n)| *n)
+        .collect();
+    out.set(names.len());
+    for n in names {
+        out.simple(n.as_bytes());
+    }
+    out.bulk(b"begin_search");
+    out.map(2);
+    out.bulk(b"type");
+    match k.begin_search {
+        BeginSearch::Index(i) => {
+            out.bulk(b"index");
+            out.bulk(b"spec");
+            out.map(1);
+            out.bulk(b"index");
+            out.int(i as i64);
+        }
+        BeginSearch::Keyword { keyword, startfrom } => {
+            out.bulk(b"keyword");
+            out.bulk(b"spec");
+            out.map(2);
+            out.bulk(b"keyword");
+            out.bulk(keyword.as_bytes());
+            out.bulk(b"startfrom");
+            out.int(startfrom as i64);
+        }
+        BeginSearch::Unknown => {
+            out.bulk(b"unknown");
+            out.bulk(b"spec");
+            out.map(0);
+        }
+    }
+    out.bulk(b"find_keys");
+    out.map(2);
+    out.bulk(b"type");
+    match k.find_keys {
+        FindKeys::Range {
+            lastkey,
+            keystep,
+            limit,
+        } => {
+            out.bulk(b"range");
+            out.bulk(b"spec");
+            out.map(3);
+            out.bulk(b"lastkey");
+            out.int(lastkey as i64);
+            out.bulk(b"keystep");
+            out.int(keystep as i64);
+            out.bulk(b"limit");
+            out.int(limit as i64);
+        }
+        FindKeys::Keynum {
+            keynumidx,
+            firstkey,
+            keystep,
+        } => {
+            out.bulk(b"keynum");
+            out.bulk(b"spec");
+            out.map(3);
+            out.bulk(b"keynumidx");
+            out.int(keynumidx as i64);
+            out.bulk(b"firstkey");
+            out.int(firstkey as i64);
+            out.bulk(b"keystep");
+            out.int(keystep as i64);
+        }
+        FindKeys::Unknown => {
+            out.bulk(b"unknown");
+            out.bulk(b"spec");
+            out.map(0);
+        }
     }
 }
 
@@ -871,7 +986,7 @@ fn command_info(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     for name in &args[2..] {
         match find_any(name) {
             Some((c, parent)) => command_entry(ctx, c, parent),
-            None => ctx.out.null_array(),
+            None => ctx.out.null(),
         }
     }
     Ok(())
@@ -890,10 +1005,19 @@ fn find_any(name: &[u8]) -> Option<(&'static CommandSpec, Option<&'static Comman
     }
 }
 
+/// One COMMAND DOCS entry: the name, then a map of the documentation
+/// fields the command has (Redis omits the empty ones).
 fn docs_entry(ctx: &mut Ctx, c: &CommandSpec, parent: Option<&CommandSpec>) {
     let out = &mut *ctx.out;
     out.bulk(super::full_name(parent, c).as_bytes());
-    let fields = 4 + (!c.subcommands.is_empty()) as usize;
+    let deprecated = !c.deprecated_since.is_empty();
+    let fields = 3
+        + !c.complexity.is_empty() as usize
+        + (c.doc_flags != 0) as usize
+        + 2 * deprecated as usize
+        + !c.history.is_empty() as usize
+        + !c.args.is_empty() as usize
+        + !c.subcommands.is_empty() as usize;
     out.map(fields);
     out.bulk(b"summary");
     out.bulk(c.summary.as_bytes());
@@ -901,13 +1025,102 @@ fn docs_entry(ctx: &mut Ctx, c: &CommandSpec, parent: Option<&CommandSpec>) {
     out.bulk(c.since.as_bytes());
     out.bulk(b"group");
     out.bulk(c.group.as_bytes());
-    out.bulk(b"complexity");
-    out.bulk(c.complexity.as_bytes());
+    if !c.complexity.is_empty() {
+        out.bulk(b"complexity");
+        out.bulk(c.complexity.as_bytes());
+    }
+    if c.doc_flags != 0 {
+        out.bulk(b"doc_flags");
+        let names: Vec<&str> = docflags::NAMES
+            .iter()
+            .filter(|(b, _)| c.doc_flags & b != 0)
+            .map(|(_, n)| *n)
+            .collect();
+        out.set(names.len());
+        for n in names {
+            out.simple(n.as_bytes());
+        }
+    }
+    if deprecated {
+        out.bulk(b"deprecated_since");
+        out.bulk(c.deprecated_since.as_bytes());
+        out.bulk(b"replaced_by");
+        out.bulk(c.replaced_by.as_bytes());
+    }
+    if !c.history.is_empty() {
+        out.bulk(b"history");
+        out.set(c.history.len());
+        for (version, change) in c.history {
+            out.array(2);
+            out.bulk(version.as_bytes());
+            out.bulk(change.as_bytes());
+        }
+    }
+    if !c.args.is_empty() {
+        out.bulk(b"arguments");
+        doc_args(out, c.args);
+    }
     if !c.subcommands.is_empty() {
         out.bulk(b"subcommands");
         out.map(c.subcommands.len());
         for s in c.subcommands {
             docs_entry(ctx, s, Some(c));
+        }
+    }
+}
+
+/// A COMMAND DOCS argument list: one map per argument, nested for
+/// `oneof` and `block`.
+fn doc_args(out: &mut ReplyBuf, args: &[a::Arg]) {
+    out.array(args.len());
+    for arg in args {
+        let key_spec = match arg.kind {
+            a::ArgType::Key(i) => Some(i),
+            _ => None,
+        };
+        let fields = 2
+            + key_spec.is_some() as usize
+            + !arg.token.is_empty() as usize
+            + !arg.since.is_empty() as usize
+            + !arg.deprecated_since.is_empty() as usize
+            + (arg.flags != 0) as usize
+            + !arg.args.is_empty() as usize;
+        out.map(fields);
+        out.bulk(b"name");
+        out.bulk(arg.name.as_bytes());
+        out.bulk(b"type");
+        out.bulk(arg.kind.name().as_bytes());
+        if let Some(i) = key_spec {
+            out.bulk(b"key_spec_index");
+            out.int(i as i64);
+        }
+        if !arg.token.is_empty() {
+            out.bulk(b"token");
+            out.bulk(arg.token.as_bytes());
+        }
+        if !arg.since.is_empty() {
+            out.bulk(b"since");
+            out.bulk(arg.since.as_bytes());
+        }
+        if !arg.deprecated_since.is_empty() {
+            out.bulk(b"deprecated_since");
+            out.bulk(arg.deprecated_since.as_bytes());
+        }
+        if arg.flags != 0 {
+            out.bulk(b"flags");
+            let names: Vec<&str> = a::FLAG_NAMES
+                .iter()
+                .filter(|(b, _)| arg.flags & b != 0)
+                .map(|(_, n)| *n)
+                .collect();
+            out.set(names.len());
+            for n in names {
+                out.simple(n.as_bytes());
+            }
+        }
+        if !arg.args.is_empty() {
+            out.bulk(b"arguments");
+            doc_args(out, arg.args);
         }
     }
 }
@@ -936,7 +1149,10 @@ fn command_getkeys(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Err(CmdError::msg("ERR Invalid command specified"));
     };
     if !c.subcommands.is_empty() {
-        if let Some((_, s)) = target.get(1).and_then(|a| super::lookup_sub(c, a)) {
+        if let Some(sub) = target.get(1) {
+            let Some((_, s)) = super::lookup_sub(c, sub) else {
+                return Err(CmdError::msg("ERR Invalid command specified"));
+            };
             c = s;
         }
     }
@@ -945,7 +1161,7 @@ fn command_getkeys(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             "ERR Invalid number of arguments specified for command",
         ));
     }
-    let idx: Vec<usize> = c.key_indices(target.len()).collect();
+    let idx = c.key_indices(target);
     if idx.is_empty() {
         return Err(CmdError::msg("ERR The command has no key arguments"));
     }
@@ -1221,7 +1437,7 @@ fn memory_doctor(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     let text = if used < 5 * 1024 * 1024 {
         "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting."
     } else {
-        "Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base."
+        "Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.\n"
     };
     ctx.out.verbatim(b"txt", text.as_bytes());
     Ok(())

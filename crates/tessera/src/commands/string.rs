@@ -2,270 +2,267 @@
 
 use super::args::{eq_ic, int};
 use super::flags::*;
-use super::{acl, CmdError, CmdResult, CommandSpec, Ctx, KeySpec};
+use super::meta::{arg as a, ks, ksflags::*};
+use super::{acl, CmdError, CmdResult, CommandSpec, Ctx, Handler};
 use crate::keyspace::{Db, Entry};
 use crate::types::{StrValue, Value};
 
-const ONE_KEY: KeySpec = KeySpec {
-    first: 1,
-    last: 1,
-    step: 1,
-};
-const ALL_KEYS: KeySpec = KeySpec {
-    first: 1,
-    last: -1,
-    step: 1,
-};
-const PAIRS: KeySpec = KeySpec {
-    first: 1,
-    last: -1,
-    step: 2,
-};
-const TWO_KEYS: KeySpec = KeySpec {
-    first: 1,
-    last: 2,
-    step: 1,
-};
-
-macro_rules! cmd {
-    ($name:literal, $arity:expr, $flags:expr, $keys:expr, $since:literal, $cx:literal, $sum:literal, $h:path) => {
-        CommandSpec {
-            name: $name,
-            arity: $arity,
-            flags: $flags,
-            acl: acl::STRING,
-            keys: $keys,
-            group: "string",
-            since: $since,
-            summary: $sum,
-            complexity: $cx,
-            handler: $h,
-            subcommands: &[],
-        }
-    };
+/// A string command: group `string`, ACL category `@string`.
+const fn cmd(
+    name: &'static str,
+    arity: i32,
+    flags: u32,
+    since: &'static str,
+    summary: &'static str,
+    handler: Handler,
+) -> CommandSpec {
+    CommandSpec::new(name, arity, flags, "string", since, summary, handler).acl(acl::STRING)
 }
 
+const KEY_VALUE: a::Arg = a::block("key_value", &[a::key("key", 0), a::string("value")]);
+
 pub static COMMANDS: &[CommandSpec] = &[
-    cmd!(
-        "get",
-        2,
-        READONLY | FAST,
-        ONE_KEY,
-        "1.0.0",
-        "O(1)",
-        "Returns the string value of a key.",
-        get
-    ),
-    cmd!(
+    cmd("get", 2, READONLY | FAST, "1.0.0", "Returns the string value of a key.", get)
+        .key_specs(&[ks(RO | ACCESS, 1, 0, 1)])
+        .args(&[a::key("key", 0)]),
+    cmd(
         "set",
         -3,
         WRITE | DENYOOM,
-        ONE_KEY,
         "1.0.0",
-        "O(1)",
         "Sets the string value of a key, with optional conditions and expiry.",
-        set
-    ),
-    cmd!(
-        "setnx",
-        3,
-        WRITE | DENYOOM | FAST,
-        ONE_KEY,
-        "1.0.0",
-        "O(1)",
-        "Sets a key only if it does not exist.",
-        setnx
-    ),
-    cmd!(
-        "setex",
-        4,
-        WRITE | DENYOOM,
-        ONE_KEY,
-        "2.0.0",
-        "O(1)",
-        "Sets a key with a time to live in seconds.",
-        setex
-    ),
-    cmd!(
+        set,
+    )
+    .key_specs(&[
+        ks(RW | ACCESS | UPDATE | VARIABLE_FLAGS, 1, 0, 1)
+            .notes("RW and ACCESS due to the optional `GET` argument"),
+    ])
+    .history(&[
+        ("2.6.12", "Added the `EX`, `PX`, `NX` and `XX` options."),
+        ("6.0.0", "Added the `KEEPTTL` option."),
+        ("6.2.0", "Added the `GET`, `EXAT` and `PXAT` option."),
+        ("7.0.0", "Allowed the `NX` and `GET` options to be used together."),
+    ])
+    .args(&[
+        a::key("key", 0),
+        a::string("value"),
+        a::oneof("condition", &[a::pure("nx", "NX"), a::pure("xx", "XX")])
+            .since("2.6.12")
+            .optional(),
+        a::pure("get", "GET").since("6.2.0").optional(),
+        a::oneof(
+            "expiration",
+            &[
+                a::integer("seconds").token("EX").since("2.6.12"),
+                a::integer("milliseconds").token("PX").since("2.6.12"),
+                a::unix_time("unix-time-seconds").token("EXAT").since("6.2.0"),
+                a::unix_time("unix-time-milliseconds").token("PXAT").since("6.2.0"),
+                a::pure("keepttl", "KEEPTTL").since("6.0.0"),
+            ],
+        )
+        .optional(),
+    ]),
+    cmd("setnx", 3, WRITE | DENYOOM | FAST, "1.0.0", "Sets a key only if it does not exist.", setnx)
+        .key_specs(&[ks(OW | INSERT, 1, 0, 1)])
+        .args(&[a::key("key", 0), a::string("value")]),
+    cmd("setex", 4, WRITE | DENYOOM, "2.0.0", "Sets a key with a time to live in seconds.", setex)
+        .key_specs(&[ks(OW | UPDATE, 1, 0, 1)])
+        .args(&[a::key("key", 0), a::integer("seconds"), a::string("value")]),
+    cmd(
         "psetex",
         4,
         WRITE | DENYOOM,
-        ONE_KEY,
         "2.6.0",
-        "O(1)",
         "Sets a key with a time to live in milliseconds.",
-        psetex
-    ),
-    cmd!(
-        "mget",
-        -2,
-        READONLY | FAST,
-        ALL_KEYS,
-        "1.0.0",
-        "O(N) where N is the number of keys to retrieve.",
-        "Returns the values of several keys.",
-        mget
-    ),
-    cmd!(
-        "mset",
-        -3,
-        WRITE | DENYOOM,
-        PAIRS,
-        "1.0.1",
-        "O(N) where N is the number of keys to set.",
-        "Sets several keys atomically.",
-        mset
-    ),
-    cmd!(
+        psetex,
+    )
+    .key_specs(&[ks(OW | UPDATE, 1, 0, 1)])
+    .args(&[a::key("key", 0), a::integer("milliseconds"), a::string("value")]),
+    cmd("mget", -2, READONLY | FAST, "1.0.0", "Returns the values of several keys.", mget)
+        .complexity("O(N) where N is the number of keys to retrieve.")
+        .key_specs(&[ks(RO | ACCESS, 1, -1, 1)])
+        .tips(&["request_policy:multi_shard"])
+        .args(&[a::key("key", 0).multiple()]),
+    cmd("mset", -3, WRITE | DENYOOM, "1.0.1", "Sets several keys atomically.", mset)
+        .complexity("O(N) where N is the number of keys to set.")
+        .key_specs(&[ks(OW | UPDATE, 1, -1, 2)])
+        .tips(&["request_policy:multi_shard", "response_policy:all_succeeded"])
+        .args(&[KEY_VALUE.multiple()]),
+    cmd(
         "msetnx",
         -3,
         WRITE | DENYOOM,
-        PAIRS,
         "1.0.1",
-        "O(N) where N is the number of keys to set.",
         "Sets several keys atomically, only if none of them exists.",
-        msetnx
-    ),
-    cmd!(
+        msetnx,
+    )
+    .complexity("O(N) where N is the number of keys to set.")
+    .key_specs(&[ks(OW | INSERT, 1, -1, 2)])
+    .tips(&["request_policy:multi_shard", "response_policy:agg_min"])
+    .args(&[KEY_VALUE.multiple()]),
+    cmd(
         "getset",
         3,
         WRITE | DENYOOM | FAST,
-        ONE_KEY,
         "1.0.0",
-        "O(1)",
         "Sets a key and returns its previous value.",
-        getset
-    ),
-    cmd!(
-        "getdel",
-        2,
-        WRITE | FAST,
-        ONE_KEY,
-        "6.2.0",
-        "O(1)",
-        "Returns a key's value and deletes the key.",
-        getdel
-    ),
-    cmd!(
+        getset,
+    )
+    .key_specs(&[ks(RW | ACCESS | UPDATE, 1, 0, 1)])
+    .deprecated("6.2.0", "`SET` with the `!GET` argument")
+    .args(&[a::key("key", 0), a::string("value")]),
+    cmd("getdel", 2, WRITE | FAST, "6.2.0", "Returns a key's value and deletes the key.", getdel)
+        .key_specs(&[ks(RW | ACCESS | DELETE, 1, 0, 1)])
+        .args(&[a::key("key", 0)]),
+    cmd(
         "getex",
         -2,
         WRITE | FAST,
-        ONE_KEY,
         "6.2.0",
-        "O(1)",
         "Returns a key's value and optionally changes its expiry.",
-        getex
-    ),
-    cmd!(
+        getex,
+    )
+    .key_specs(&[
+        ks(RW | ACCESS | UPDATE, 1, 0, 1).notes("RW and UPDATE because it changes the TTL"),
+    ])
+    .args(&[
+        a::key("key", 0),
+        a::oneof(
+            "expiration",
+            &[
+                a::integer("seconds").token("EX"),
+                a::integer("milliseconds").token("PX"),
+                a::unix_time("unix-time-seconds").token("EXAT"),
+                a::unix_time("unix-time-milliseconds").token("PXAT"),
+                a::pure("persist", "PERSIST"),
+            ],
+        )
+        .optional(),
+    ]),
+    cmd(
         "append",
         3,
         WRITE | DENYOOM | FAST,
-        ONE_KEY,
         "2.0.0",
-        "O(1) amortized.",
         "Appends to a key's string value, creating the key if needed.",
-        append
-    ),
-    cmd!(
+        append,
+    )
+    .complexity(
+        "O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by Redis will double the free space available on every reallocation.",
+    )
+    .key_specs(&[ks(RW | INSERT, 1, 0, 1)])
+    .args(&[a::key("key", 0), a::string("value")]),
+    cmd(
         "strlen",
         2,
         READONLY | FAST,
-        ONE_KEY,
         "2.2.0",
-        "O(1)",
         "Returns the length of a key's string value.",
-        strlen
-    ),
-    cmd!(
+        strlen,
+    )
+    .key_specs(&[ks(RO, 1, 0, 1)])
+    .args(&[a::key("key", 0)]),
+    cmd(
         "incr",
         2,
         WRITE | DENYOOM | FAST,
-        ONE_KEY,
         "1.0.0",
-        "O(1)",
         "Increments a key's integer value by one.",
-        incr
-    ),
-    cmd!(
+        incr,
+    )
+    .key_specs(&[ks(RW | ACCESS | UPDATE, 1, 0, 1)])
+    .args(&[a::key("key", 0)]),
+    cmd(
         "decr",
         2,
         WRITE | DENYOOM | FAST,
-        ONE_KEY,
         "1.0.0",
-        "O(1)",
         "Decrements a key's integer value by one.",
-        decr
-    ),
-    cmd!(
+        decr,
+    )
+    .key_specs(&[ks(RW | ACCESS | UPDATE, 1, 0, 1)])
+    .args(&[a::key("key", 0)]),
+    cmd(
         "incrby",
         3,
         WRITE | DENYOOM | FAST,
-        ONE_KEY,
         "1.0.0",
-        "O(1)",
         "Increments a key's integer value by a number.",
-        incrby
-    ),
-    cmd!(
+        incrby,
+    )
+    .key_specs(&[ks(RW | ACCESS | UPDATE, 1, 0, 1)])
+    .args(&[a::key("key", 0), a::integer("increment")]),
+    cmd(
         "decrby",
         3,
         WRITE | DENYOOM | FAST,
-        ONE_KEY,
         "1.0.0",
-        "O(1)",
         "Decrements a key's integer value by a number.",
-        decrby
-    ),
-    cmd!(
+        decrby,
+    )
+    .key_specs(&[ks(RW | ACCESS | UPDATE, 1, 0, 1)])
+    .args(&[a::key("key", 0), a::integer("decrement")]),
+    cmd(
         "incrbyfloat",
         3,
         WRITE | DENYOOM | FAST,
-        ONE_KEY,
         "2.6.0",
-        "O(1)",
         "Increments a key's value by a floating point number.",
-        incrbyfloat
-    ),
-    cmd!(
-        "getrange",
-        4,
-        READONLY,
-        ONE_KEY,
-        "2.4.0",
-        "O(N) where N is the length of the returned string.",
-        "Returns a substring of a key's value.",
-        getrange
-    ),
-    cmd!(
+        incrbyfloat,
+    )
+    .key_specs(&[ks(RW | ACCESS | UPDATE, 1, 0, 1)])
+    .args(&[a::key("key", 0), a::double("increment")]),
+    cmd("getrange", 4, READONLY, "2.4.0", "Returns a substring of a key's value.", getrange)
+        .complexity(
+            "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.",
+        )
+        .key_specs(&[ks(RO | ACCESS, 1, 0, 1)])
+        .args(&[a::key("key", 0), a::integer("start"), a::integer("end")]),
+    cmd(
         "substr",
         4,
         READONLY,
-        ONE_KEY,
         "1.0.0",
-        "O(N) where N is the length of the returned string.",
         "Returns a substring of a key's value (old name of GETRANGE).",
-        getrange
-    ),
-    cmd!(
+        getrange,
+    )
+    .complexity(
+        "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.",
+    )
+    .key_specs(&[ks(RO | ACCESS, 1, 0, 1)])
+    .deprecated("2.0.0", "`GETRANGE`")
+    .args(&[a::key("key", 0), a::integer("start"), a::integer("end")]),
+    cmd(
         "setrange",
         4,
         WRITE | DENYOOM,
-        ONE_KEY,
         "2.2.0",
-        "O(1), not counting the time to copy the new string in place.",
         "Overwrites part of a key's value at an offset.",
-        setrange
-    ),
-    cmd!(
+        setrange,
+    )
+    .complexity(
+        "O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument.",
+    )
+    .key_specs(&[ks(RW | UPDATE, 1, 0, 1)])
+    .args(&[a::key("key", 0), a::integer("offset"), a::string("value")]),
+    cmd(
         "lcs",
         -3,
         READONLY,
-        TWO_KEYS,
         "7.0.0",
-        "O(N*M) where N and M are the lengths of s1 and s2, respectively",
         "Finds the longest common substring of two keys' values.",
-        lcs
-    ),
+        lcs,
+    )
+    .complexity("O(N*M) where N and M are the lengths of s1 and s2, respectively")
+    .key_specs(&[ks(RO | ACCESS, 1, 1, 1)])
+    .args(&[
+        a::key("key1", 0),
+        a::key("key2", 0),
+        a::pure("len", "LEN").optional(),
+        a::pure("idx", "IDX").optional(),
+        a::integer("len").token("MINMATCHLEN").optional(),
+        a::pure("withmatchlen", "WITHMATCHLEN").optional(),
+    ]),
 ];
 
 /// The string at `key`, WRONGTYPE if it holds something else.

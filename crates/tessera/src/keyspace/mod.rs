@@ -236,6 +236,22 @@ impl Db<'_, '_> {
         }
     }
 
+    /// Lookup for commands that inspect a key without counting as an
+    /// access (EXISTS, TYPE, TTL...): hits and misses count, the LRU/LFU
+    /// field is left alone.
+    pub fn get_read_untouched(&mut self, key: &[u8]) -> Option<&mut Entry> {
+        let saved = std::mem::replace(&mut self.touch, Touch::None);
+        let found = self.get_read(key).is_some();
+        self.touch = saved;
+        if found {
+            let (now, db) = (self.now_ms, self.db);
+            let Shard { dbs, stats } = self.locks.shard_for(key);
+            dbs[db].get_live(key, now, stats)
+        } else {
+            None
+        }
+    }
+
     /// Lookup for a write: no hit/miss accounting.
     #[inline]
     pub fn get_write(&mut self, key: &[u8]) -> Option<&mut Entry> {

@@ -39,6 +39,12 @@ pub struct Client {
     pub worker: Arc<WorkerStats>,
     /// Set by MONITOR: the task turns into a monitor feed after the reply.
     pub become_monitor: bool,
+    /// Set by a blocking command that found nothing to serve: the task
+    /// waits as described, then re-runs the command.
+    pub block: Option<super::blocking::BlockRequest>,
+    /// Arguments of the running command to hide from MONITOR and the slow
+    /// log (bit i = argument i), set by handlers of AUTH and friends.
+    pub redacted: u64,
 }
 
 /// The publicly visible side of a client.

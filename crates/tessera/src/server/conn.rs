@@ -15,6 +15,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
+use super::blocking::{BlockRequest, Waiter, Wake};
 use super::client::{Client, ClientInfo, ReplyMode};
 use super::dispatch;
 use super::state::{unix_ms, ServerState};
@@ -47,6 +48,8 @@ pub async fn serve(srv: Arc<ServerState>, worker: Arc<WorkerStats>, stream: TcpS
         info: info.clone(),
         worker,
         become_monitor: false,
+        block: None,
+        redacted: 0,
     };
     info.authenticated.store(client.authenticated, Relaxed);
     let mut stream = stream;
@@ -74,6 +77,20 @@ async fn run(
         if info.killed.load(Relaxed) {
             return Ok(());
         }
+        let blocked = process_buffer(srv, client, &mut parser, &mut rbuf, &mut out).await;
+        flush(client, &mut out, stream).await?;
+        if client.close_after_reply || client.become_monitor {
+            return Ok(());
+        }
+        info.resp.store(if out.resp3() { 3 } else { 2 }, Relaxed);
+        if let Some((request, args)) = blocked {
+            if !wait_blocked(srv, client, &mut out, stream, &mut rbuf, request, args).await? {
+                return Ok(());
+            }
+            // Commands that arrived while blocked are already buffered.
+            continue;
+        }
+
         // Keep room for the next read; for a big bulk, grow towards what it
         // still needs but at most double per step, so memory follows the
         // bytes that actually arrive, not the length the client claimed.
@@ -96,75 +113,179 @@ async fn run(
         if rbuf.len() as u64 > srv.config.client_query_buffer_limit() {
             return Ok(());
         }
+    }
+}
 
-        let mut pos = 0;
-        let mut protocol_error = None;
-        let limits = Limits {
-            proto_max_bulk_len: srv.config.proto_max_bulk_len(),
-        };
-        while pos < rbuf.len() && !client.close_after_reply && !client.become_monitor {
-            let auth_required = !client.authenticated;
-            match parser.parse(&rbuf[pos..], &limits, auth_required) {
-                Ok(Some((kind, consumed))) => {
-                    if srv.pause.until_ms.load(Relaxed) != 0 {
-                        let name = match kind {
-                            Request::Multibulk => parser
-                                .arg_ranges()
-                                .first()
-                                .map(|&(s, e)| &rbuf[pos + s..pos + e]),
-                            Request::Inline => parser.inline_args().first().map(|a| a.as_slice()),
-                            Request::Empty => None,
-                        };
-                        if name.is_some_and(|n| pause_applies(srv, n)) {
-                            wait_if_paused(srv).await;
-                        }
+/// Runs every complete request in `rbuf`, appending replies to `out`, and
+/// consumes them. Stops early at a command that blocks, returning its
+/// request and an owned copy of its arguments (to re-run when woken).
+async fn process_buffer(
+    srv: &ServerState,
+    client: &mut Client,
+    parser: &mut RequestParser,
+    rbuf: &mut BytesMut,
+    out: &mut ReplyBuf,
+) -> Option<(BlockRequest, Vec<Vec<u8>>)> {
+    let mut pos = 0;
+    let mut blocked = None;
+    let limits = Limits {
+        proto_max_bulk_len: srv.config.proto_max_bulk_len(),
+    };
+    while pos < rbuf.len() && !client.close_after_reply && !client.become_monitor {
+        let auth_required = !client.authenticated;
+        match parser.parse(&rbuf[pos..], &limits, auth_required) {
+            Ok(Some((kind, consumed))) => {
+                if srv.pause.until_ms.load(Relaxed) != 0 {
+                    let name = match kind {
+                        Request::Multibulk => parser
+                            .arg_ranges()
+                            .first()
+                            .map(|&(s, e)| &rbuf[pos + s..pos + e]),
+                        Request::Inline => parser.inline_args().first().map(|a| a.as_slice()),
+                        Request::Empty => None,
+                    };
+                    if name.is_some_and(|n| pause_applies(srv, n)) {
+                        wait_if_paused(srv).await;
                     }
-                    let base = pos;
-                    match kind {
-                        Request::Multibulk => {
-                            let args: SmallVec<[&[u8]; 8]> = parser
-                                .arg_ranges()
-                                .iter()
-                                .map(|&(s, e)| &rbuf[base + s..base + e])
-                                .collect();
-                            dispatch::execute(srv, client, &mut out, &args);
-                        }
-                        Request::Inline => {
-                            let args: SmallVec<[&[u8]; 8]> =
-                                parser.inline_args().iter().map(|a| a.as_slice()).collect();
-                            dispatch::execute(srv, client, &mut out, &args);
-                        }
-                        Request::Empty => {}
-                    }
-                    pos += consumed;
                 }
-                Ok(None) => break,
-                Err(e) => {
-                    protocol_error = Some(e);
+                let base = pos;
+                let args: SmallVec<[&[u8]; 8]> = match kind {
+                    Request::Multibulk => parser
+                        .arg_ranges()
+                        .iter()
+                        .map(|&(s, e)| &rbuf[base + s..base + e])
+                        .collect(),
+                    Request::Inline => parser.inline_args().iter().map(|a| a.as_slice()).collect(),
+                    Request::Empty => SmallVec::new(),
+                };
+                if !args.is_empty() {
+                    dispatch::execute(srv, client, out, &args);
+                    if let Some(req) = client.block.take() {
+                        blocked = Some((req, args.iter().map(|a| a.to_vec()).collect()));
+                    }
+                }
+                pos += consumed;
+                if blocked.is_some() {
                     break;
                 }
             }
-        }
-        rbuf.advance(pos);
-        info.qbuf.store(rbuf.len(), Relaxed);
-        if let Some(e) = protocol_error {
-            out.error(e.message());
-            client.close_after_reply = true;
-        }
-        if !out.buf.is_empty() {
-            stream.write_all(&out.buf).await?;
-            client.worker.net_output_bytes.add(out.buf.len() as u64);
-            info.total_out.fetch_add(out.buf.len() as u64, Relaxed);
-            out.buf.clear();
-            if out.buf.capacity() > 1024 * 1024 {
-                out.buf.shrink_to(64 * 1024);
+            Ok(None) => break,
+            Err(e) => {
+                out.error(e.message());
+                client.close_after_reply = true;
+                break;
             }
         }
-        if client.close_after_reply || client.become_monitor {
-            return Ok(());
-        }
-        info.resp.store(if out.resp3() { 3 } else { 2 }, Relaxed);
     }
+    rbuf.advance(pos);
+    client.info.qbuf.store(rbuf.len(), Relaxed);
+    blocked
+}
+
+async fn flush(client: &Client, out: &mut ReplyBuf, stream: &mut TcpStream) -> std::io::Result<()> {
+    if out.buf.is_empty() {
+        return Ok(());
+    }
+    stream.write_all(&out.buf).await?;
+    client.worker.net_output_bytes.add(out.buf.len() as u64);
+    client
+        .info
+        .total_out
+        .fetch_add(out.buf.len() as u64, Relaxed);
+    out.buf.clear();
+    if out.buf.capacity() > 1024 * 1024 {
+        out.buf.shrink_to(64 * 1024);
+    }
+    Ok(())
+}
+
+/// Waits while the client is blocked, then writes the blocked command's
+/// reply into `out` (and flushes it). Returns false if the client went away.
+async fn wait_blocked(
+    srv: &ServerState,
+    client: &mut Client,
+    out: &mut ReplyBuf,
+    stream: &mut TcpStream,
+    rbuf: &mut BytesMut,
+    request: BlockRequest,
+    args: Vec<Vec<u8>>,
+) -> std::io::Result<bool> {
+    let waiter = Waiter::new(client.id);
+    let registry = &srv.blocking;
+    registry.register(request.db, &request.keys, &waiter);
+    // A push may have landed between the handler's check and registering.
+    for k in &request.keys {
+        registry.signal(request.db, k);
+    }
+    let result = loop {
+        let sleep = async {
+            match request.deadline {
+                Some(d) => tokio::time::sleep_until(d.into()).await,
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            _ = waiter.notify.notified() => {}
+            _ = sleep => {
+                (request.on_timeout)(out);
+                break Ok(true);
+            }
+            r = read_more(stream, rbuf) => match r {
+                // Input while blocked is kept for after the unblock.
+                Ok(n) if n > 0 => {
+                    client.worker.net_input_bytes.add(n as u64);
+                    if rbuf.len() as u64 > srv.config.client_query_buffer_limit() {
+                        break Ok(false);
+                    }
+                    continue;
+                }
+                Ok(_) => break Ok(false),
+                Err(e) => break Err(e),
+            },
+        }
+        if client.info.killed.load(Relaxed) {
+            break Ok(false);
+        }
+        match waiter.take_reason() {
+            Wake::None => continue,
+            Wake::UnblockTimeout => {
+                (request.on_timeout)(out);
+                break Ok(true);
+            }
+            Wake::UnblockError => {
+                out.error(b"UNBLOCKED client unblocked via CLIENT UNBLOCK");
+                break Ok(true);
+            }
+            Wake::Ready => {
+                let argv: SmallVec<[&[u8]; 8]> = args.iter().map(|a| a.as_slice()).collect();
+                let mark = out.buf.len();
+                dispatch::execute(srv, client, out, &argv);
+                if client.block.take().is_some() {
+                    // Still nothing for us: keep our place in the queues.
+                    out.buf.truncate(mark);
+                    continue;
+                }
+                break Ok(true);
+            }
+        }
+    };
+    registry.unregister(request.db, &request.keys, &waiter);
+    // Let the next client in line look at what is left.
+    for k in &request.keys {
+        registry.signal(request.db, k);
+    }
+    if matches!(result, Ok(true)) {
+        flush(client, out, stream).await?;
+    }
+    result
+}
+
+/// Reads whatever is available into `rbuf` (used while blocked).
+async fn read_more(stream: &mut TcpStream, rbuf: &mut BytesMut) -> std::io::Result<usize> {
+    if rbuf.capacity() - rbuf.len() < MIN_SPARE {
+        rbuf.reserve(MIN_SPARE);
+    }
+    stream.read_buf(rbuf).await
 }
 
 async fn read_with_timeout(

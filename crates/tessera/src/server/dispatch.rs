@@ -29,7 +29,11 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
     let resolved = resolve(args, name);
     let (id, cmd) = match resolved {
         Ok(found) => found,
-        Err(e) => {
+        Err((known, e)) => {
+            // Redis counts a known command rejected for its arity.
+            if let Some(id) = known {
+                client.worker.commands[id].rejected.add(1);
+            }
             reply_error(srv, client, out, &e);
             finish_reply_mode(client, out, mark);
             return;
@@ -71,10 +75,6 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
         }
     }
 
-    if srv.monitor_count.load(Relaxed) > 0 && !cmd.has(flags::SKIP_MONITOR) {
-        feed_monitors(srv, client, args, now_ms);
-    }
-
     let touch = if client.no_touch && !is_touch_command(cmd) {
         Touch::None
     } else {
@@ -91,19 +91,25 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
         };
         (cmd.handler)(&mut ctx, args)
     };
-    let elapsed_us = started.elapsed().as_micros() as u64;
+    let elapsed_ns = started.elapsed().as_nanos() as u64;
+    let elapsed_us = elapsed_ns / 1000;
     let stats = &client.worker.commands[id];
     stats.calls.add(1);
     stats.usec.add(elapsed_us);
+    stats.latency.record(elapsed_ns);
     client.worker.commands_processed.add(1);
     if let Err(e) = result {
         stats.failed.add(1);
         reply_error(srv, client, out, &e);
     }
 
+    if srv.monitor_count.load(Relaxed) > 0 && !cmd.has(flags::SKIP_MONITOR | flags::ADMIN) {
+        feed_monitors(srv, client, args);
+    }
     if !cmd.has(flags::SKIP_SLOWLOG) {
         record_slow(srv, client, args, id, elapsed_us);
     }
+    client.redacted = 0;
     if elapsed_us >= 1000 {
         srv.record_latency("command", elapsed_us / 1000);
     }
@@ -111,27 +117,39 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
 }
 
 /// Looks up the command (and subcommand) and checks the arity.
-fn resolve(args: &[&[u8]], name: &[u8]) -> Result<(usize, &'static CommandSpec), CmdError> {
+/// The error of a failed resolution, with the command's id when the command
+/// itself was known (for rejected_calls).
+type Unresolved = (Option<usize>, CmdError);
+
+fn resolve(args: &[&[u8]], name: &[u8]) -> Result<(usize, &'static CommandSpec), Unresolved> {
     let Some((id, cmd)) = commands::lookup(name) else {
-        return Err(unknown_command(args));
+        return Err((None, unknown_command(args)));
     };
     if cmd.subcommands.is_empty() {
         if !cmd.arity_ok(args.len()) {
-            return Err(CmdError::WrongArity(cmd.name.to_string()));
+            return Err((Some(id), CmdError::WrongArity(cmd.name.to_string())));
         }
         return Ok((id, cmd));
     }
     if args.len() < 2 {
-        return Err(CmdError::WrongArity(cmd.name.to_string()));
+        // A container runs itself without a subcommand only if its arity
+        // allows that (plain COMMAND).
+        if cmd.arity_ok(args.len()) {
+            return Ok((id, cmd));
+        }
+        return Err((Some(id), CmdError::WrongArity(cmd.name.to_string())));
     }
     match commands::lookup_sub(cmd, args[1]) {
         Some((sid, sub)) => {
             if !sub.arity_ok(args.len()) {
-                return Err(CmdError::WrongArity(format!("{}|{}", cmd.name, sub.name)));
+                return Err((
+                    Some(sid),
+                    CmdError::WrongArity(format!("{}|{}", cmd.name, sub.name)),
+                ));
             }
             Ok((sid, sub))
         }
-        None => Err(commands::unknown_subcommand(cmd.name, args[1])),
+        None => Err((None, commands::unknown_subcommand(cmd.name, args[1]))),
     }
 }
 
@@ -204,6 +222,10 @@ fn record_slow(srv: &ServerState, client: &Client, args: &[&[u8]], id: usize, el
     // Redis keeps at most 32 arguments and 128 bytes of each.
     let mut kept: Vec<Vec<u8>> = Vec::new();
     for (i, a) in args.iter().enumerate() {
+        if is_redacted(client, i) {
+            kept.push(b"(redacted)".to_vec());
+            continue;
+        }
         if i == 31 && args.len() > 32 {
             kept.push(format!("... ({} more arguments)", args.len() - 31).into_bytes());
             break;
@@ -237,16 +259,29 @@ fn record_slow(srv: &ServerState, client: &Client, args: &[&[u8]], id: usize, el
     }
 }
 
-fn feed_monitors(srv: &ServerState, client: &Client, args: &[&[u8]], now_ms: i64) {
+/// Whether argument `i` must not be shown (AUTH passwords and the like).
+fn is_redacted(client: &Client, i: usize) -> bool {
+    i < 64 && client.redacted & (1u64 << i) != 0
+}
+
+/// One MONITOR line, fed after the command ran (so SELECT shows the new
+/// database, as in Redis), with redacted arguments hidden.
+fn feed_monitors(srv: &ServerState, client: &Client, args: &[&[u8]]) {
+    let us = super::state::unix_us();
     let mut line = format!(
         "+{}.{:06} [{} {}]",
-        now_ms / 1000,
-        (now_ms % 1000) * 1000,
+        us / 1_000_000,
+        us % 1_000_000,
         client.db,
         client.info.addr
     )
     .into_bytes();
-    for a in args {
+    for (i, a) in args.iter().enumerate() {
+        let a: &[u8] = if is_redacted(client, i) {
+            b"(redacted)"
+        } else {
+            a
+        };
         line.extend_from_slice(b" \"");
         for &c in a.iter() {
             match c {

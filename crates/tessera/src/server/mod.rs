@@ -7,6 +7,7 @@
 //! runs active expiry for its share of the shards. Commands from any worker
 //! reach any key through the sharded [`crate::keyspace::Keyspace`].
 
+pub mod blocking;
 pub mod client;
 pub mod conn;
 pub mod dispatch;
@@ -60,6 +61,7 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
     let srv = Arc::new(ServerState {
         keyspace: Keyspace::new(config.databases()),
         clients: Default::default(),
+        blocking: Default::default(),
         workers: workers.clone(),
         acceptor: Arc::new(WorkerStats::new(ncmds)),
         started: Instant::now(),

@@ -74,6 +74,7 @@ pub struct ServerState {
     pub config: Arc<Config>,
     pub keyspace: Keyspace,
     pub clients: ClientRegistry,
+    pub blocking: super::blocking::BlockingRegistry,
     pub workers: Vec<Arc<WorkerStats>>,
     /// Counters of the accepting thread.
     pub acceptor: Arc<WorkerStats>,

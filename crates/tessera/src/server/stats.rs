@@ -31,6 +31,91 @@ pub struct CommandCounters {
     pub usec: OwnedCounter,
     pub rejected: OwnedCounter,
     pub failed: OwnedCounter,
+    pub latency: LatencyHistogram,
+}
+
+/// Sub-buckets per power of two: ~19% relative precision.
+const SUB_BUCKETS: usize = 4;
+/// Powers of two covered, in nanoseconds (2^44 ns ≈ 4.9 hours).
+const EXPONENTS: usize = 44;
+
+/// A log-linear histogram of command latencies for INFO latencystats,
+/// written by one thread; percentiles are computed over all workers'
+/// histograms when read.
+#[derive(Debug)]
+pub struct LatencyHistogram {
+    buckets: Box<[OwnedCounter]>,
+}
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        LatencyHistogram {
+            buckets: (0..EXPONENTS * SUB_BUCKETS)
+                .map(|_| OwnedCounter::default())
+                .collect(),
+        }
+    }
+}
+
+impl LatencyHistogram {
+    #[inline]
+    fn index(ns: u64) -> usize {
+        let ns = ns.max(1);
+        let exp = 63 - ns.leading_zeros() as usize;
+        let sub = if exp >= 2 {
+            ((ns >> (exp - 2)) & 3) as usize
+        } else {
+            0
+        };
+        (exp * SUB_BUCKETS + sub).min(EXPONENTS * SUB_BUCKETS - 1)
+    }
+
+    /// Upper bound of a bucket, in nanoseconds.
+    fn bucket_value(i: usize) -> f64 {
+        let exp = i / SUB_BUCKETS;
+        let sub = (i % SUB_BUCKETS) as f64;
+        let base = (1u64 << exp) as f64;
+        base + base * (sub + 1.0) / SUB_BUCKETS as f64
+    }
+
+    #[inline]
+    pub fn record(&self, ns: u64) {
+        self.buckets[Self::index(ns)].add(1);
+    }
+
+    pub fn reset(&self) {
+        for b in self.buckets.iter() {
+            b.reset();
+        }
+    }
+
+    /// Percentiles (0..100) in microseconds over several histograms; None
+    /// when nothing was recorded.
+    pub fn percentiles_us(hists: &[&LatencyHistogram], pcts: &[f64]) -> Option<Vec<f64>> {
+        let n = EXPONENTS * SUB_BUCKETS;
+        let counts: Vec<u64> = (0..n)
+            .map(|i| hists.iter().map(|h| h.buckets[i].get()).sum())
+            .collect();
+        let total: u64 = counts.iter().sum();
+        if total == 0 {
+            return None;
+        }
+        Some(
+            pcts.iter()
+                .map(|p| {
+                    let rank = ((p / 100.0) * total as f64).ceil().max(1.0) as u64;
+                    let mut seen = 0;
+                    for (i, c) in counts.iter().enumerate() {
+                        seen += c;
+                        if seen >= rank {
+                            return Self::bucket_value(i) / 1000.0;
+                        }
+                    }
+                    Self::bucket_value(n - 1) / 1000.0
+                })
+                .collect(),
+        )
+    }
 }
 
 /// One worker's counters.
@@ -73,6 +158,7 @@ impl WorkerStats {
             c.usec.reset();
             c.rejected.reset();
             c.failed.reset();
+            c.latency.reset();
         }
         self.errors.lock().clear();
         self.net_input_bytes.reset();

@@ -1,0 +1,5 @@
+//! hash commands (being implemented).
+
+use super::CommandSpec;
+
+pub static COMMANDS: &[CommandSpec] = &[];

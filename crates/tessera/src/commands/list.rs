@@ -1,0 +1,5 @@
+//! list commands (being implemented).
+
+use super::CommandSpec;
+
+pub static COMMANDS: &[CommandSpec] = &[];

@@ -1,0 +1,5 @@
+//! set commands (being implemented).
+
+use super::CommandSpec;
+
+pub static COMMANDS: &[CommandSpec] = &[];

@@ -1,0 +1,5 @@
+//! zset commands (being implemented).
+
+use super::CommandSpec;
+
+pub static COMMANDS: &[CommandSpec] = &[];

@@ -1,0 +1,1598 @@
+//! Server commands: INFO, CONFIG, COMMAND, TIME, LASTSAVE, SLOWLOG, LATENCY, MEMORY, MONITOR,
+//! SHUTDOWN and DEBUG. Expected values are what redis-server 7.0 replies; where Tessera may
+//! legitimately differ (help texts, exact memory numbers, command docs summaries) the tests check
+//! the shape and the invariants instead.
+
+mod common;
+
+use common::{bulk, error, fmt_frame, simple, wait_until, Frame, RawClient, TestServer};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+const DEBUG_REFUSED: &str = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
+
+// ---------------------------------------------------------------- helpers
+
+/// The text of a bulk or verbatim string reply.
+fn text(f: Frame) -> String {
+    match f {
+        Frame::Bulk(b) => String::from_utf8(b).expect("utf-8 reply"),
+        Frame::Verbatim { text, .. } => String::from_utf8(text).expect("utf-8 reply"),
+        other => panic!("expected a string reply, got {}", fmt_frame(&other)),
+    }
+}
+
+fn int(f: &Frame) -> i64 {
+    match f {
+        Frame::Integer(i) => *i,
+        other => panic!("expected an integer reply, got {}", fmt_frame(other)),
+    }
+}
+
+fn array(f: Frame) -> Vec<Frame> {
+    match f {
+        Frame::Array(items) | Frame::Set(items) => items,
+        other => panic!("expected an array reply, got {}", fmt_frame(&other)),
+    }
+}
+
+fn string(f: &Frame) -> String {
+    match f {
+        Frame::Bulk(b) | Frame::Simple(b) => String::from_utf8_lossy(b).into_owned(),
+        other => panic!("expected a string, got {}", fmt_frame(other)),
+    }
+}
+
+/// Name/value pairs of a RESP2 flat array or a RESP3 map.
+fn pairs(f: Frame) -> Vec<(String, Frame)> {
+    match f {
+        Frame::Map(kv) => kv.into_iter().map(|(k, v)| (string(&k), v)).collect(),
+        Frame::Array(items) => {
+            assert_eq!(items.len() % 2, 0, "odd-length pair array");
+            items
+                .chunks(2)
+                .map(|kv| (string(&kv[0]), kv[1].clone()))
+                .collect()
+        }
+        other => panic!("expected a map or flat array, got {}", fmt_frame(&other)),
+    }
+}
+
+fn info(raw: &mut RawClient, sections: &[&str]) -> String {
+    let mut args = vec!["INFO"];
+    args.extend_from_slice(sections);
+    text(raw.call(&args))
+}
+
+/// Section titles (`# Server` -> `Server`) of an INFO reply, in order.
+fn section_titles(info: &str) -> Vec<String> {
+    info.lines()
+        .filter_map(|l| l.strip_prefix("# "))
+        .map(|s| s.trim_end().to_string())
+        .collect()
+}
+
+/// `name:value` fields of an INFO reply.
+fn info_fields(info: &str) -> BTreeMap<String, String> {
+    info.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.to_string(), v.trim_end().to_string()))
+        .collect()
+}
+
+fn info_field(raw: &mut RawClient, section: &str, name: &str) -> Option<String> {
+    info_fields(&info(raw, &[section])).remove(name)
+}
+
+/// `a=1,b=2` -> {a: 1, b: 2}
+fn kv_list(s: &str) -> BTreeMap<String, String> {
+    s.split(',')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn commandstat(raw: &mut RawClient, name: &str) -> Option<BTreeMap<String, String>> {
+    info_field(raw, "commandstats", &format!("cmdstat_{name}")).map(|v| kv_list(&v))
+}
+
+fn config_get(raw: &mut RawClient, name: &str) -> String {
+    let reply = pairs(raw.call(&["CONFIG", "GET", name]));
+    assert_eq!(reply.len(), 1, "CONFIG GET {name}");
+    string(&reply[0].1)
+}
+
+fn ok(raw: &mut RawClient, args: &[&str]) {
+    assert_eq!(raw.call(args), simple("OK"), "{}", args.join(" "));
+}
+
+fn unix_now_secs() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+/// A fresh directory for configuration files, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join("tessera-tests").join(format!(
+            "{tag}-{}-{n}-{}",
+            std::process::id(),
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+// ---------------------------------------------------------------- INFO
+
+const DEFAULT_SECTIONS: &[&str] = &[
+    "Server",
+    "Clients",
+    "Memory",
+    "Persistence",
+    "Stats",
+    "Replication",
+    "CPU",
+    "Modules",
+    "Errorstats",
+    "Cluster",
+    "Keyspace",
+];
+
+const ALL_SECTIONS: &[&str] = &[
+    "Server",
+    "Clients",
+    "Memory",
+    "Persistence",
+    "Stats",
+    "Replication",
+    "CPU",
+    "Modules",
+    "Commandstats",
+    "Errorstats",
+    "Latencystats",
+    "Cluster",
+    "Keyspace",
+];
+
+#[test]
+fn info_default_sections_and_version() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    let all = info(&mut raw, &[]);
+    assert!(all.contains("\r\n"), "INFO lines end with CRLF");
+    assert_eq!(section_titles(&all), DEFAULT_SECTIONS);
+    assert_eq!(
+        section_titles(&info(&mut raw, &["default"])),
+        DEFAULT_SECTIONS
+    );
+    let fields = info_fields(&all);
+    assert_eq!(
+        fields.get("redis_version").map(String::as_str),
+        Some("7.0.15")
+    );
+    assert_eq!(
+        fields.get("redis_mode").map(String::as_str),
+        Some("standalone")
+    );
+    assert_eq!(fields.get("tcp_port"), Some(&s.port().to_string()));
+    assert_eq!(fields.get("role").map(String::as_str), Some("master"));
+    if !s.is_redis() {
+        assert!(fields.contains_key("tessera_version"), "{all}");
+    }
+    let uptime: i64 = fields["uptime_in_seconds"].parse().unwrap();
+    assert!((0..3600).contains(&uptime));
+    assert!(fields["connected_clients"].parse::<i64>().unwrap() >= 1);
+    assert!(fields["used_memory"].parse::<i64>().unwrap() > 0);
+}
+
+#[test]
+fn info_selects_sections() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    assert_eq!(section_titles(&info(&mut raw, &["server"])), ["Server"]);
+    assert_eq!(section_titles(&info(&mut raw, &["SERVER"])), ["Server"]);
+    assert_eq!(
+        section_titles(&info(&mut raw, &["server", "clients"])),
+        ["Server", "Clients"]
+    );
+    assert_eq!(
+        section_titles(&info(&mut raw, &["CommandStats"])),
+        ["Commandstats"]
+    );
+    for all in ["all", "everything"] {
+        let titles = section_titles(&info(&mut raw, &[all]));
+        for t in ["Commandstats", "Errorstats", "Keyspace"] {
+            assert!(titles.iter().any(|x| x == t), "INFO {all}: {titles:?}");
+        }
+    }
+    // An unknown section is an empty reply, not an error.
+    assert_eq!(info(&mut raw, &["nosuchsection"]), "");
+    let memory = info_fields(&info(&mut raw, &["memory"]));
+    assert_eq!(memory["maxmemory"], "0");
+    assert_eq!(memory["maxmemory_policy"], "noeviction");
+}
+
+#[test]
+fn info_all_has_every_section() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    assert_eq!(section_titles(&info(&mut raw, &["all"])), ALL_SECTIONS);
+    assert_eq!(
+        section_titles(&info(&mut raw, &["everything"])),
+        ALL_SECTIONS
+    );
+    // Per-command latency percentiles (latency-tracking is on by default).
+    assert_eq!(raw.call(&["GET", "k"]), Frame::NullBulk);
+    let lat = info_fields(&info(&mut raw, &["latencystats"]));
+    let get = kv_list(
+        lat.get("latency_percentiles_usec_get")
+            .unwrap_or_else(|| panic!("no latency_percentiles_usec_get in {lat:?}")),
+    );
+    assert_eq!(
+        get.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["p50", "p99", "p99.9"]
+    );
+}
+
+#[test]
+fn info_keyspace_reflects_writes() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    assert_eq!(info(&mut raw, &["keyspace"]), "# Keyspace\r\n");
+    ok(&mut raw, &["SET", "a", "1"]);
+    ok(&mut raw, &["SET", "b", "2", "EX", "100"]);
+    ok(&mut raw, &["SELECT", "2"]);
+    ok(&mut raw, &["SET", "c", "3"]);
+    let ks = info_fields(&info(&mut raw, &["keyspace"]));
+    assert_eq!(ks.len(), 2, "{ks:?}");
+    let db0 = kv_list(&ks["db0"]);
+    assert_eq!(db0["keys"], "2");
+    assert_eq!(db0["expires"], "1");
+    let avg: i64 = db0["avg_ttl"].parse().unwrap();
+    assert!((0..=100_000).contains(&avg), "avg_ttl {avg}");
+    let db2 = kv_list(&ks["db2"]);
+    assert_eq!(db2["keys"], "1");
+    assert_eq!(db2["expires"], "0");
+    assert_eq!(db2["avg_ttl"], "0");
+    // Emptied databases disappear from the section.
+    assert_eq!(raw.call(&["FLUSHDB"]), simple("OK"));
+    let ks = info_fields(&info(&mut raw, &["keyspace"]));
+    assert_eq!(ks.keys().collect::<Vec<_>>(), ["db0"]);
+}
+
+#[test]
+fn info_commandstats_counts_calls_failures_and_rejections() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    ok(&mut raw, &["CONFIG", "RESETSTAT"]);
+    for _ in 0..3 {
+        ok(&mut raw, &["SET", "k", "v"]);
+    }
+    assert_eq!(raw.call(&["GET", "k"]), bulk("v"));
+    assert_eq!(raw.call(&["GET", "missing"]), Frame::NullBulk);
+    // Ran and failed.
+    assert_eq!(
+        raw.call(&["INCR", "k"]),
+        error("ERR value is not an integer or out of range")
+    );
+    let set = commandstat(&mut raw, "set").expect("cmdstat_set");
+    assert_eq!(set["calls"], "3");
+    assert_eq!(set["rejected_calls"], "0");
+    assert_eq!(set["failed_calls"], "0");
+    assert!(set["usec"].parse::<u64>().is_ok());
+    assert!(set["usec_per_call"].parse::<f64>().is_ok());
+    let get = commandstat(&mut raw, "get").expect("cmdstat_get");
+    assert_eq!(get["calls"], "2");
+    assert_eq!(get["failed_calls"], "0");
+    let incr = commandstat(&mut raw, "incr").expect("cmdstat_incr");
+    assert_eq!(incr["calls"], "1");
+    assert_eq!(incr["failed_calls"], "1");
+    assert_eq!(incr["rejected_calls"], "0");
+    // Subcommands are counted under `parent|sub`.
+    let reset = commandstat(&mut raw, "config|resetstat").expect("cmdstat_config|resetstat");
+    assert_eq!(reset["calls"], "1");
+    // Commands never called have no line.
+    assert!(commandstat(&mut raw, "append").is_none());
+}
+
+#[test]
+fn info_commandstats_counts_rejected_calls() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    assert_eq!(raw.call(&["GET", "k"]), Frame::NullBulk);
+    // Rejected before running (wrong arity): counted as rejected, not as a call.
+    assert_eq!(
+        raw.call(&["GET"]),
+        error("ERR wrong number of arguments for 'get' command")
+    );
+    let get = commandstat(&mut raw, "get").expect("cmdstat_get");
+    assert_eq!(get["calls"], "1");
+    assert_eq!(get["rejected_calls"], "1");
+    assert_eq!(get["failed_calls"], "0");
+    // A command rejected without ever running still gets a line.
+    assert_eq!(
+        raw.call(&["DECR"]),
+        error("ERR wrong number of arguments for 'decr' command")
+    );
+    let decr = commandstat(&mut raw, "decr").expect("cmdstat_decr");
+    assert_eq!(decr["calls"], "0");
+    assert_eq!(decr["rejected_calls"], "1");
+    // Subcommands too.
+    assert_eq!(
+        raw.call(&["CONFIG", "GET"]),
+        error("ERR wrong number of arguments for 'config|get' command")
+    );
+    let cg = commandstat(&mut raw, "config|get").expect("cmdstat_config|get");
+    assert_eq!(cg["calls"], "0");
+    assert_eq!(cg["rejected_calls"], "1");
+}
+
+#[test]
+fn info_errorstats_counts_errors_by_prefix() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    ok(&mut raw, &["CONFIG", "RESETSTAT"]);
+    assert_eq!(info(&mut raw, &["errorstats"]), "# Errorstats\r\n");
+    ok(&mut raw, &["SET", "k", "v"]);
+    assert_eq!(
+        raw.call(&["INCR", "k"]),
+        error("ERR value is not an integer or out of range")
+    );
+    assert!(matches!(raw.call(&["NOSUCHCOMMAND"]), Frame::Error(_)));
+    assert_eq!(
+        raw.call(&["AUTH", "someone", "pw"]),
+        error("WRONGPASS invalid username-password pair or user is disabled.")
+    );
+    let errs = info_fields(&info(&mut raw, &["errorstats"]));
+    assert_eq!(errs.len(), 2, "{errs:?}");
+    assert_eq!(errs["errorstat_ERR"], "count=2");
+    assert_eq!(errs["errorstat_WRONGPASS"], "count=1");
+    assert_eq!(
+        info_field(&mut raw, "stats", "total_error_replies").as_deref(),
+        Some("3")
+    );
+    ok(&mut raw, &["CONFIG", "RESETSTAT"]);
+    assert_eq!(info(&mut raw, &["errorstats"]), "# Errorstats\r\n");
+    assert_eq!(
+        info_field(&mut raw, "stats", "total_error_replies").as_deref(),
+        Some("0")
+    );
+}
+
+#[test]
+fn info_stats_count_keyspace_hits_and_misses() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    ok(&mut raw, &["SET", "k", "v"]);
+    ok(&mut raw, &["CONFIG", "RESETSTAT"]);
+    assert_eq!(raw.call(&["GET", "k"]), bulk("v"));
+    assert_eq!(raw.call(&["GET", "k"]), bulk("v"));
+    assert_eq!(raw.call(&["GET", "nope"]), Frame::NullBulk);
+    let stats = info_fields(&info(&mut raw, &["stats"]));
+    assert_eq!(stats["keyspace_hits"], "2");
+    assert_eq!(stats["keyspace_misses"], "1");
+    // CONFIG RESETSTAT and the three GETs (INFO itself is counted once it has replied).
+    assert_eq!(stats["total_commands_processed"], "4");
+}
+
+// ---------------------------------------------------------------- CONFIG GET / SET
+
+#[test]
+fn config_get_matches_names_and_patterns() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    assert_eq!(
+        raw.call(&["CONFIG", "GET", "maxmemory"]),
+        Frame::Array(vec![bulk("maxmemory"), bulk("0")])
+    );
+    // The name is matched case-insensitively and echoed as given.
+    assert_eq!(
+        raw.call(&["CONFIG", "GET", "MAXMEMORY"]),
+        Frame::Array(vec![bulk("MAXMEMORY"), bulk("0")])
+    );
+    let names = |reply: Frame| -> BTreeMap<String, String> {
+        pairs(reply)
+            .into_iter()
+            .map(|(k, v)| (k, string(&v)))
+            .collect()
+    };
+    let mm = names(raw.call(&["CONFIG", "GET", "maxmemory*"]));
+    assert_eq!(
+        mm.keys().map(String::as_str).collect::<Vec<_>>(),
+        [
+            "maxmemory",
+            "maxmemory-clients",
+            "maxmemory-eviction-tenacity",
+            "maxmemory-policy",
+            "maxmemory-samples"
+        ]
+    );
+    assert_eq!(mm["maxmemory-policy"], "noeviction");
+    assert_eq!(mm["maxmemory-samples"], "5");
+    // Several patterns; a parameter matched twice is reported once; no match adds nothing.
+    let several = pairs(raw.call(&["CONFIG", "GET", "maxmemory", "port", "nomatch*", "maxmem*"]));
+    let keys: Vec<&str> = several.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(several.len(), 6, "{keys:?}");
+    assert_eq!(keys.iter().collect::<BTreeSet<_>>().len(), 6, "{keys:?}");
+    assert!(keys.contains(&"port"));
+    let port = several.iter().find(|(k, _)| k == "port").unwrap();
+    assert_eq!(string(&port.1), s.port().to_string());
+    // Aliases match too.
+    let ro = names(raw.call(&["CONFIG", "GET", "*-read-only"]));
+    assert_eq!(
+        ro.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["replica-read-only", "slave-read-only"]
+    );
+    assert_eq!(
+        raw.call(&["CONFIG", "GET", "nomatch*"]),
+        Frame::Array(vec![])
+    );
+    assert_eq!(
+        raw.call(&["CONFIG", "GET"]),
+        error("ERR wrong number of arguments for 'config|get' command")
+    );
+}
+
+#[test]
+fn config_get_is_a_map_in_resp3() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    assert!(matches!(raw.call(&["HELLO", "3"]), Frame::Map(_)));
+    assert_eq!(
+        raw.call(&["CONFIG", "GET", "maxmemory"]),
+        Frame::Map(vec![(bulk("maxmemory"), bulk("0"))])
+    );
+    let reply = raw.call(&["CONFIG", "GET", "maxmemory-policy", "hz"]);
+    let Frame::Map(kv) = reply else {
+        panic!("expected a map, got {}", fmt_frame(&reply));
+    };
+    let kv: BTreeMap<String, String> = kv.iter().map(|(k, v)| (string(k), string(v))).collect();
+    assert_eq!(kv.len(), 2);
+    assert_eq!(kv["maxmemory-policy"], "noeviction");
+    assert_eq!(kv["hz"], "10");
+}
+
+#[test]
+fn config_set_parses_memory_units() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    for (given, bytes) in [
+        ("10mb", "10485760"),
+        ("1GB", "1073741824"),
+        ("100kb", "102400"),
+        ("1k", "1000"),
+        ("2m", "2000000"),
+        ("3g", "3000000000"),
+        ("12345", "12345"),
+        ("0", "0"),
+    ] {
+        ok(&mut raw, &["CONFIG", "SET", "maxmemory", given]);
+        assert_eq!(
+            config_get(&mut raw, "maxmemory"),
+            bytes,
+            "maxmemory {given}"
+        );
+    }
+    ok(
+        &mut raw,
+        &["CONFIG", "SET", "MAXMEMORY-POLICY", "ALLKEYS-LRU"],
+    );
+    assert_eq!(config_get(&mut raw, "maxmemory-policy"), "allkeys-lru");
+    ok(&mut raw, &["CONFIG", "SET", "maxmemory", "0"]);
+}
+
+#[test]
+fn config_set_errors_are_exact() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    assert_eq!(
+        raw.call(&["CONFIG", "SET", "maxmemory", "abc"]),
+        error("ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument must be a memory value")
+    );
+    assert_eq!(
+        raw.call(&["CONFIG", "SET", "maxmemory", "-1"]),
+        error("ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument must be a memory value")
+    );
+    assert_eq!(
+        raw.call(&["CONFIG", "SET", "maxmemory-policy", "bogus"]),
+        error("ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction")
+    );
+    assert_eq!(
+        raw.call(&["CONFIG", "SET", "no-such-parameter", "1"]),
+        error("ERR Unknown option or number of arguments for CONFIG SET - 'no-such-parameter'")
+    );
+    assert_eq!(
+        raw.call(&["CONFIG", "SET", "maxmemory", "1mb", "maxmemory", "2mb"]),
+        error("ERR CONFIG SET failed (possibly related to argument 'maxmemory') - duplicate parameter")
+    );
+    assert_eq!(
+        raw.call(&["CONFIG", "SET", "enable-debug-command", "yes"]),
+        error("ERR CONFIG SET failed (possibly related to argument 'enable-debug-command') - can't set immutable config")
+    );
+    assert_eq!(
+        raw.call(&["CONFIG", "SET", "maxmemory"]),
+        error("ERR wrong number of arguments for 'config|set' command")
+    );
+    // An odd number of arguments past the minimum is a syntax error.
+    assert_eq!(
+        raw.call(&["CONFIG", "SET", "maxmemory", "1mb", "port"]),
+        error("ERR syntax error")
+    );
+    assert_eq!(config_get(&mut raw, "maxmemory"), "0");
+}
+
+#[test]
+fn config_set_is_all_or_nothing() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    ok(&mut raw, &["CONFIG", "SET", "maxmemory", "10mb"]);
+    // The bad value comes second: the first is not applied either.
+    assert_eq!(
+        raw.call(&["CONFIG", "SET", "maxmemory", "5mb", "maxmemory-policy", "bogus"]),
+        error("ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction")
+    );
+    assert_eq!(config_get(&mut raw, "maxmemory"), "10485760");
+    assert_eq!(config_get(&mut raw, "maxmemory-policy"), "noeviction");
+    // ... and the other way round.
+    assert_eq!(
+        raw.call(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lru", "maxmemory", "abc"]),
+        error("ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument must be a memory value")
+    );
+    assert_eq!(config_get(&mut raw, "maxmemory-policy"), "noeviction");
+    // An unknown parameter anywhere rejects the whole call.
+    assert!(matches!(
+        raw.call(&["CONFIG", "SET", "hz", "20", "no-such-parameter", "1"]),
+        Frame::Error(_)
+    ));
+    assert_eq!(config_get(&mut raw, "hz"), "10");
+    // All valid: all applied.
+    ok(
+        &mut raw,
+        &[
+            "CONFIG",
+            "SET",
+            "maxmemory",
+            "1gb",
+            "maxmemory-policy",
+            "allkeys-lru",
+            "hz",
+            "20",
+        ],
+    );
+    assert_eq!(config_get(&mut raw, "maxmemory"), "1073741824");
+    assert_eq!(config_get(&mut raw, "maxmemory-policy"), "allkeys-lru");
+    assert_eq!(config_get(&mut raw, "hz"), "20");
+    // Values are clamped where Redis clamps them.
+    ok(&mut raw, &["CONFIG", "SET", "hz", "600"]);
+    assert_eq!(config_get(&mut raw, "hz"), "500");
+    ok(&mut raw, &["CONFIG", "SET", "hz", "0"]);
+    assert_eq!(config_get(&mut raw, "hz"), "1");
+}
+
+#[test]
+fn config_set_maxmemory_shows_in_info() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    ok(
+        &mut raw,
+        &[
+            "CONFIG",
+            "SET",
+            "maxmemory",
+            "100mb",
+            "maxmemory-policy",
+            "allkeys-lfu",
+        ],
+    );
+    let mem = info_fields(&info(&mut raw, &["memory"]));
+    assert_eq!(mem["maxmemory"], "104857600");
+    assert_eq!(mem["maxmemory_human"], "100.00M");
+    assert_eq!(mem["maxmemory_policy"], "allkeys-lfu");
+}
+
+#[test]
+fn config_resetstat_clears_counters() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    ok(&mut raw, &["SET", "k", "v"]);
+    assert_eq!(raw.call(&["GET", "k"]), bulk("v"));
+    assert_eq!(raw.call(&["GET", "nope"]), Frame::NullBulk);
+    assert!(matches!(raw.call(&["INCR", "k"]), Frame::Error(_)));
+    assert_eq!(raw.call(&["CONFIG", "RESETSTAT"]), simple("OK"));
+    let stats = info_fields(&info(&mut raw, &["stats"]));
+    assert_eq!(stats["keyspace_hits"], "0");
+    assert_eq!(stats["keyspace_misses"], "0");
+    assert_eq!(stats["total_error_replies"], "0");
+    assert_eq!(stats["total_commands_processed"], "1");
+    assert!(commandstat(&mut raw, "get").is_none());
+    assert!(commandstat(&mut raw, "set").is_none());
+    assert!(commandstat(&mut raw, "config|resetstat").is_some());
+    // The data is untouched.
+    assert_eq!(raw.call(&["GET", "k"]), bulk("v"));
+    assert_eq!(
+        raw.call(&["CONFIG", "RESETSTAT", "x"]),
+        error("ERR wrong number of arguments for 'config|resetstat' command")
+    );
+}
+
+#[test]
+fn config_resetstat_keeps_the_slow_log() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    ok(&mut raw, &["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
+    ok(&mut raw, &["SET", "k", "v"]);
+    let before = int(&raw.call(&["SLOWLOG", "LEN"]));
+    assert!(before >= 2);
+    assert_eq!(raw.call(&["CONFIG", "RESETSTAT"]), simple("OK"));
+    // The slow log is not a statistic: the entries stay, and the RESETSTAT joins them.
+    assert_eq!(int(&raw.call(&["SLOWLOG", "LEN"])), before + 2);
+}
+
+#[test]
+fn config_resetstat_keeps_latency_events() {
+    let s = TestServer::start_with(&["--enable-debug-command", "yes"]);
+    let mut raw = s.raw();
+    ok(
+        &mut raw,
+        &["CONFIG", "SET", "latency-monitor-threshold", "1"],
+    );
+    ok(&mut raw, &["DEBUG", "SLEEP", "0.02"]);
+    ok(
+        &mut raw,
+        &["CONFIG", "SET", "latency-monitor-threshold", "0"],
+    );
+    assert!(latency_event(&mut raw, "command").is_some());
+    assert_eq!(raw.call(&["CONFIG", "RESETSTAT"]), simple("OK"));
+    assert!(
+        latency_event(&mut raw, "command").is_some(),
+        "LATENCY LATEST lost the `command` event on CONFIG RESETSTAT"
+    );
+}
+
+// ---------------------------------------------------------------- CONFIG REWRITE
+
+#[test]
+fn config_rewrite_without_config_file_is_an_error() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    assert_eq!(
+        raw.call(&["CONFIG", "REWRITE"]),
+        error("ERR The server is running without a config file")
+    );
+}
+
+#[test]
+fn config_rewrite_updates_the_config_file() {
+    let dir = TempDir::new("rewrite");
+    let conf = dir.0.join("test.conf");
+    std::fs::write(
+        &conf,
+        "# a comment that must survive\nmaxmemory-policy allkeys-lru\nmaxmemory 1mb\n",
+    )
+    .unwrap();
+    let dir_s = dir.0.display().to_string();
+    let extra = ["--dir", dir_s.as_str()];
+    {
+        let s = TestServer::start_with_config(&conf, &extra);
+        let mut raw = s.raw();
+        assert_eq!(config_get(&mut raw, "maxmemory"), "1048576");
+        assert_eq!(config_get(&mut raw, "maxmemory-policy"), "allkeys-lru");
+        ok(&mut raw, &["CONFIG", "SET", "maxmemory", "5mb"]);
+        ok(&mut raw, &["CONFIG", "SET", "maxmemory-samples", "7"]);
+        assert_eq!(raw.call(&["CONFIG", "REWRITE"]), simple("OK"));
+    }
+    let text = std::fs::read_to_string(&conf).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "# a comment that must survive", "{text}");
+    assert_eq!(lines[1], "maxmemory-policy allkeys-lru", "{text}");
+    // The existing line is rewritten in place; the new parameter is appended.
+    assert_eq!(lines[2], "maxmemory 5mb", "{text}");
+    assert_eq!(
+        lines.iter().filter(|l| l.starts_with("maxmemory ")).count(),
+        1,
+        "{text}"
+    );
+    assert!(lines.contains(&"maxmemory-samples 7"), "{text}");
+    // A server started from the rewritten file has the new values.
+    let s = TestServer::start_with_config(&conf, &extra);
+    let mut raw = s.raw();
+    assert_eq!(config_get(&mut raw, "maxmemory"), "5242880");
+    assert_eq!(config_get(&mut raw, "maxmemory-samples"), "7");
+    assert_eq!(config_get(&mut raw, "maxmemory-policy"), "allkeys-lru");
+}
+
+// ---------------------------------------------------------------- COMMAND
+
+/// The fields of one COMMAND INFO entry that both servers must agree on, plus the rest.
+#[derive(Debug)]
+struct CommandEntry {
+    name: String,
+    arity: i64,
+    flags: BTreeSet<String>,
+    first: i64,
+    last: i64,
+    step: i64,
+    acl: BTreeSet<String>,
+}
+
+fn command_entry(f: Frame) -> CommandEntry {
+    let items = array(f);
+    assert_eq!(items.len(), 10, "a COMMAND entry has 10 fields");
+    let set = |f: &Frame| -> BTreeSet<String> {
+        match f {
+            Frame::Array(v) | Frame::Set(v) => v.iter().map(string).collect(),
+            other => panic!("expected a list, got {}", fmt_frame(other)),
+        }
+    };
+    CommandEntry {
+        name: string(&items[0]),
+        arity: int(&items[1]),
+        flags: set(&items[2]),
+        first: int(&items[3]),
+        last: int(&items[4]),
+        step: int(&items[5]),
+        acl: set(&items[6]),
+    }
+}
+
+#[test]
+fn command_info_matches_redis_key_positions_and_arity() {
+    let target = TestServer::start();
+    let reference = TestServer::redis();
+    let mut t = target.raw();
+    let mut r = reference.raw();
+    for name in [
+        "get",
+        "set",
+        "mset",
+        "config|get",
+        "del",
+        "expire",
+        "ping",
+        "command|info",
+    ] {
+        let te = array(t.call(&["COMMAND", "INFO", name]));
+        let re = array(r.call(&["COMMAND", "INFO", name]));
+        assert_eq!(te.len(), 1);
+        assert_eq!(re.len(), 1);
+        let te = command_entry(te.into_iter().next().unwrap());
+        let re = command_entry(re.into_iter().next().unwrap());
+        assert_eq!(te.name, re.name, "{name}: name");
+        assert_eq!(te.arity, re.arity, "{name}: arity");
+        assert_eq!(
+            (te.first, te.last, te.step),
+            (re.first, re.last, re.step),
+            "{name}: first/last/step"
+        );
+        if te.flags != re.flags {
+            eprintln!(
+                "note: {name}: flags differ: {} {:?} vs redis {:?}",
+                target.kind().name(),
+                te.flags,
+                re.flags
+            );
+        }
+        if te.acl != re.acl {
+            eprintln!(
+                "note: {name}: ACL categories differ: {} {:?} vs redis {:?}",
+                target.kind().name(),
+                te.acl,
+                re.acl
+            );
+        }
+    }
+}
+
+#[test]
+fn command_info_entry_shape() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    let entries = array(raw.call(&["COMMAND", "INFO", "get", "MSET"]));
+    assert_eq!(entries.len(), 2);
+    let get = command_entry(entries[0].clone());
+    assert_eq!(get.name, "get");
+    assert_eq!(get.arity, 2);
+    assert_eq!((get.first, get.last, get.step), (1, 1, 1));
+    assert!(get.flags.contains("readonly") && get.flags.contains("fast"));
+    assert!(get.acl.contains("@read") && get.acl.contains("@string"));
+    let mset = command_entry(entries[1].clone());
+    assert_eq!(mset.name, "mset");
+    assert_eq!(mset.arity, -3);
+    assert_eq!((mset.first, mset.last, mset.step), (1, -1, 2));
+    assert!(mset.flags.contains("write") && mset.flags.contains("denyoom"));
+    // Container commands list their subcommands as entries in the last field.
+    let config = array(raw.call(&["COMMAND", "INFO", "config"]));
+    let fields = array(config.into_iter().next().unwrap());
+    let subs: BTreeSet<String> = array(fields[9].clone())
+        .into_iter()
+        .map(|e| command_entry(e).name)
+        .collect();
+    for sub in [
+        "config|get",
+        "config|set",
+        "config|resetstat",
+        "config|rewrite",
+    ] {
+        assert!(subs.contains(sub), "{subs:?}");
+    }
+}
+
+#[test]
+fn command_info_of_unknown_command_is_nil() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    let entries = array(raw.call(&["COMMAND", "INFO", "get", "nosuchcommand"]));
+    assert_eq!(entries.len(), 2);
+    assert_eq!(entries[1], Frame::NullBulk, "unknown command -> nil bulk");
+    assert!(matches!(raw.call(&["HELLO", "3"]), Frame::Map(_)));
+    let entries = array(raw.call(&["COMMAND", "INFO", "nosuchcommand"]));
+    assert_eq!(entries, [Frame::Null]);
+}
+
+#[test]
+fn command_without_arguments_lists_every_command() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    let count = int(&raw.call(&["COMMAND", "COUNT"]));
+    let all = array(raw.call(&["COMMAND"]));
+    assert_eq!(all.len() as i64, count);
+    let names: BTreeSet<String> = all.into_iter().map(|e| command_entry(e).name).collect();
+    assert_eq!(names.len() as i64, count, "names are unique");
+    for n in ["get", "set", "config", "command", "info", "ping", "client"] {
+        assert!(names.contains(n), "COMMAND lacks {n}");
+    }
+}
+
+#[test]
+fn command_lists_every_command_and_count_agrees() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    let count = int(&raw.call(&["COMMAND", "COUNT"]));
+    assert!(count > 30, "COMMAND COUNT {count}");
+    // COMMAND INFO without names lists every command.
+    let all = array(raw.call(&["COMMAND", "INFO"]));
+    assert_eq!(all.len() as i64, count);
+    let names: BTreeSet<String> = all.into_iter().map(|e| command_entry(e).name).collect();
+    assert_eq!(names.len() as i64, count, "names are unique");
+    for n in ["get", "set", "config", "command", "info", "ping", "client"] {
+        assert!(names.contains(n), "COMMAND INFO lacks {n}");
+    }
+    assert_eq!(
+        raw.call(&["COMMAND", "COUNT", "x"]),
+        error("ERR wrong number of arguments for 'command|count' command")
+    );
+    assert_eq!(
+        raw.call(&["COMMAND", "NOSUCH"]),
+        error("ERR unknown subcommand 'NOSUCH'. Try COMMAND HELP.")
+    );
+}
+
+#[test]
+fn command_list_and_filters() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    let count = int(&raw.call(&["COMMAND", "COUNT"]));
+    let list: Vec<String> = array(raw.call(&["COMMAND", "LIST"]))
+        .iter()
+        .map(string)
+        .collect();
+    let set: BTreeSet<&str> = list.iter().map(String::as_str).collect();
+    assert_eq!(set.len(), list.len(), "no duplicates");
+    // Top-level commands plus subcommands.
+    assert_eq!(
+        list.iter().filter(|n| !n.contains('|')).count() as i64,
+        count
+    );
+    assert!(set.contains("get") && set.contains("config|get") && set.contains("client|list"));
+
+    let config: BTreeSet<String> =
+        array(raw.call(&["COMMAND", "LIST", "FILTERBY", "PATTERN", "config|*"]))
+            .iter()
+            .map(string)
+            .collect();
+    assert_eq!(
+        config.iter().map(String::as_str).collect::<Vec<_>>(),
+        [
+            "config|get",
+            "config|help",
+            "config|resetstat",
+            "config|rewrite",
+            "config|set"
+        ]
+    );
+    // The pattern is matched without regard to case.
+    assert_eq!(
+        raw.call(&["COMMAND", "LIST", "FILTERBY", "PATTERN", "CONFIG"]),
+        Frame::Array(vec![bulk("config")])
+    );
+    assert_eq!(
+        raw.call(&["COMMAND", "LIST", "FILTERBY", "PATTERN", "no-such-*"]),
+        Frame::Array(vec![])
+    );
+
+    let conn: Vec<String> =
+        array(raw.call(&["COMMAND", "LIST", "FILTERBY", "ACLCAT", "connection"]))
+            .iter()
+            .map(string)
+            .collect();
+    for n in [
+        "ping",
+        "echo",
+        "hello",
+        "select",
+        "client|id",
+        "command|count",
+    ] {
+        assert!(
+            conn.iter().any(|c| c == n),
+            "@connection lacks {n}: {conn:?}"
+        );
+    }
+    assert!(!conn.iter().any(|c| c == "get"));
+    // Every listed command is in the category.
+    for n in &conn {
+        let entry = array(raw.call(&["COMMAND", "INFO", n]));
+        let e = command_entry(entry.into_iter().next().unwrap());
+        assert!(e.acl.contains("@connection"), "{n}: {:?}", e.acl);
+    }
+    let keyspace: Vec<String> =
+        array(raw.call(&["COMMAND", "LIST", "FILTERBY", "ACLCAT", "KEYSPACE"]))
+            .iter()
+            .map(string)
+            .collect();
+    assert!(keyspace.iter().any(|c| c == "del") && keyspace.iter().any(|c| c == "expire"));
+    assert_eq!(
+        raw.call(&["COMMAND", "LIST", "FILTERBY", "ACLCAT", "nosuchcategory"]),
+        Frame::Array(vec![])
+    );
+    for bad in [
+        &["COMMAND", "LIST", "FILTERBY", "BOGUS", "x"][..],
+        &["COMMAND", "LIST", "FILTERBY", "PATTERN"],
+        &["COMMAND", "LIST", "foo"],
+    ] {
+        assert_eq!(raw.call(bad), error("ERR syntax error"), "{bad:?}");
+    }
+}
+
+#[test]
+fn command_docs_shape() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    let docs = pairs(raw.call(&["COMMAND", "DOCS", "get", "config|get"]));
+    let names: Vec<&str> = docs.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(names, ["get", "config|get"]);
+    for (name, doc) in docs {
+        let fields: BTreeMap<String, Frame> = pairs(doc).into_iter().collect();
+        let summary = string(&fields["summary"]);
+        assert!(!summary.is_empty(), "{name}: empty summary");
+        assert!(string(&fields["complexity"]).starts_with("O("), "{name}");
+        let (group, since) = (string(&fields["group"]), string(&fields["since"]));
+        match name.as_str() {
+            "get" => assert_eq!((group.as_str(), since.as_str()), ("string", "1.0.0")),
+            _ => assert_eq!((group.as_str(), since.as_str()), ("server", "2.0.0")),
+        }
+    }
+    // Unknown names are left out; no names means every command.
+    assert_eq!(
+        raw.call(&["COMMAND", "DOCS", "nosuchcommand"]),
+        Frame::Array(vec![])
+    );
+    let count = int(&raw.call(&["COMMAND", "COUNT"]));
+    assert_eq!(pairs(raw.call(&["COMMAND", "DOCS"])).len() as i64, count);
+    // RESP3: a map of maps.
+    assert!(matches!(raw.call(&["HELLO", "3"]), Frame::Map(_)));
+    let reply = raw.call(&["COMMAND", "DOCS", "set"]);
+    let Frame::Map(m) = reply else {
+        panic!("COMMAND DOCS in RESP3: {}", fmt_frame(&reply));
+    };
+    assert_eq!(m.len(), 1);
+    assert_eq!(m[0].0, bulk("set"));
+    assert!(matches!(m[0].1, Frame::Map(_)), "{}", fmt_frame(&m[0].1));
+}
+
+#[test]
+fn command_getkeys_extracts_keys() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    assert_eq!(
+        raw.call(&["COMMAND", "GETKEYS", "GET", "key"]),
+        bulks_of(&["key"])
+    );
+    assert_eq!(
+        raw.call(&["COMMAND", "GETKEYS", "set", "k", "v", "EX", "10"]),
+        bulks_of(&["k"])
+    );
+    assert_eq!(
+        raw.call(&["COMMAND", "GETKEYS", "mset", "a", "1", "b", "2"]),
+        bulks_of(&["a", "b"])
+    );
+    assert_eq!(
+        raw.call(&["COMMAND", "GETKEYS", "del", "a", "b", "c"]),
+        bulks_of(&["a", "b", "c"])
+    );
+    assert_eq!(
+        raw.call(&["COMMAND", "GETKEYS", "rename", "from", "to"]),
+        bulks_of(&["from", "to"])
+    );
+    // Errors.
+    assert_eq!(
+        raw.call(&["COMMAND", "GETKEYS", "nosuchcommand", "a"]),
+        error("ERR Invalid command specified")
+    );
+    assert_eq!(
+        raw.call(&["COMMAND", "GETKEYS", "get", "a", "b"]),
+        error("ERR Invalid number of arguments specified for command")
+    );
+    assert_eq!(
+        raw.call(&["COMMAND", "GETKEYS", "mset", "a"]),
+        error("ERR Invalid number of arguments specified for command")
+    );
+    assert_eq!(
+        raw.call(&["COMMAND", "GETKEYS", "ping", "x"]),
+        error("ERR The command has no key arguments")
+    );
+    assert_eq!(
+        raw.call(&["COMMAND", "GETKEYS", "config", "get", "x"]),
+        error("ERR The command has no key arguments")
+    );
+}
+
+#[test]
+fn command_getkeys_needs_a_command_and_an_argument() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    for args in [&["COMMAND", "GETKEYS"][..], &["COMMAND", "GETKEYS", "get"]] {
+        assert_eq!(
+            raw.call(args),
+            error("ERR wrong number of arguments for 'command|getkeys' command"),
+            "{args:?}"
+        );
+    }
+}
+
+fn bulks_of(items: &[&str]) -> Frame {
+    Frame::Array(items.iter().map(bulk).collect())
+}
+
+// ---------------------------------------------------------------- TIME, LASTSAVE
+
+#[test]
+fn time_returns_seconds_and_microseconds() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    let t = array(raw.call(&["TIME"]));
+    assert_eq!(t.len(), 2);
+    let secs: i64 = string(&t[0]).parse().unwrap();
+    let micros: i64 = string(&t[1]).parse().unwrap();
+    assert!((secs - unix_now_secs()).abs() <= 5, "TIME {secs}");
+    assert!((0..1_000_000).contains(&micros));
+    // Monotonic enough: a later call is not earlier.
+    std::thread::sleep(Duration::from_millis(20));
+    let t2 = array(raw.call(&["TIME"]));
+    let later = (
+        string(&t2[0]).parse::<i64>().unwrap(),
+        string(&t2[1]).parse::<i64>().unwrap(),
+    );
+    assert!(later > (secs, micros));
+    assert_eq!(
+        raw.call(&["TIME", "x"]),
+        error("ERR wrong number of arguments for 'time' command")
+    );
+}
+
+#[test]
+fn lastsave_is_a_recent_unix_time() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    let t = int(&raw.call(&["LASTSAVE"]));
+    let now = unix_now_secs();
+    // Set at start-up (no save has happened yet).
+    assert!(t <= now + 5 && t >= now - 600, "LASTSAVE {t}, now {now}");
+    assert_eq!(
+        raw.call(&["LASTSAVE", "x"]),
+        error("ERR wrong number of arguments for 'lastsave' command")
+    );
+}
+
+// ---------------------------------------------------------------- SLOWLOG
+
+#[test]
+fn slowlog_records_commands_over_the_threshold() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    let mut other = s.raw();
+    // The default threshold (10 ms) catches nothing here.
+    ok(&mut raw, &["SLOWLOG", "RESET"]);
+    ok(&mut raw, &["SET", "k", "v"]);
+    assert_eq!(int(&raw.call(&["SLOWLOG", "LEN"])), 0);
+    assert_eq!(raw.call(&["SLOWLOG", "GET"]), Frame::Array(vec![]));
+
+    ok(&mut raw, &["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
+    ok(&mut raw, &["CLIENT", "SETNAME", "slowpoke"]);
+    ok(&mut raw, &["SET", "k", "v"]);
+    let entries = array(raw.call(&["SLOWLOG", "GET", "2"]));
+    assert_eq!(entries.len(), 2);
+    let newest = array(entries[0].clone());
+    let older = array(entries[1].clone());
+    assert_eq!(newest.len(), 6);
+    assert!(int(&newest[0]) > int(&older[0]), "ids grow");
+    let ts = int(&newest[1]);
+    assert!((ts - unix_now_secs()).abs() <= 5);
+    assert!(int(&newest[2]) >= 0);
+    assert_eq!(newest[3], bulks_of(&["SET", "k", "v"]));
+    assert_eq!(
+        string(&newest[4]),
+        raw.stream().local_addr().unwrap().to_string()
+    );
+    assert_eq!(newest[5], bulk("slowpoke"));
+    assert_eq!(older[3], bulks_of(&["CLIENT", "SETNAME", "slowpoke"]));
+    // Other clients' commands land in the same log, with their own address and (empty) name.
+    ok(&mut other, &["SET", "from", "other"]);
+    let entries = array(raw.call(&["SLOWLOG", "GET", "1"]));
+    let e = array(entries[0].clone());
+    assert_eq!(e[3], bulks_of(&["SET", "from", "other"]));
+    assert_eq!(
+        string(&e[4]),
+        other.stream().local_addr().unwrap().to_string()
+    );
+    assert_eq!(e[5], bulk(""));
+
+    // GET 0 is empty, GET -1 is everything.
+    assert_eq!(raw.call(&["SLOWLOG", "GET", "0"]), Frame::Array(vec![]));
+    let len = int(&raw.call(&["SLOWLOG", "LEN"]));
+    assert!(array(raw.call(&["SLOWLOG", "GET", "-1"])).len() as i64 >= len);
+    for bad in ["-2", "x"] {
+        assert_eq!(
+            raw.call(&["SLOWLOG", "GET", bad]),
+            error("ERR count should be greater than or equal to -1")
+        );
+    }
+    assert_eq!(
+        raw.call(&["SLOWLOG", "LEN", "x"]),
+        error("ERR wrong number of arguments for 'slowlog|len' command")
+    );
+    assert_eq!(
+        raw.call(&["SLOWLOG", "RESET", "x"]),
+        error("ERR wrong number of arguments for 'slowlog|reset' command")
+    );
+
+    // RESET empties it (and, being slow itself, is the only entry afterwards).
+    ok(&mut raw, &["SLOWLOG", "RESET"]);
+    let entries = array(raw.call(&["SLOWLOG", "GET"]));
+    assert_eq!(entries.len(), 1);
+    assert_eq!(
+        array(entries[0].clone())[3],
+        bulks_of(&["SLOWLOG", "RESET"])
+    );
+    assert_eq!(int(&raw.call(&["SLOWLOG", "LEN"])), 2);
+}
+
+#[test]
+fn slowlog_truncates_long_arguments_and_caps_length() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    ok(&mut raw, &["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
+    let mut mset: Vec<String> = vec!["MSET".into()];
+    for i in 0..40 {
+        mset.push(format!("k{i}"));
+    }
+    assert_eq!(raw.call(&mset), simple("OK"));
+    let e = array(array(raw.call(&["SLOWLOG", "GET", "1"]))[0].clone());
+    let args = array(e[3].clone());
+    assert_eq!(args.len(), 32);
+    assert_eq!(args[0], bulk("MSET"));
+    assert_eq!(args[30], bulk("k29"));
+    assert_eq!(args[31], bulk("... (10 more arguments)"));
+
+    let big = "x".repeat(200);
+    ok(&mut raw, &["SET", "big", &big]);
+    let e = array(array(raw.call(&["SLOWLOG", "GET", "1"]))[0].clone());
+    let args = array(e[3].clone());
+    assert_eq!(
+        args[2],
+        bulk(format!("{}... (72 more bytes)", "x".repeat(128)))
+    );
+
+    ok(&mut raw, &["CONFIG", "SET", "slowlog-max-len", "3"]);
+    for i in 0..10 {
+        ok(&mut raw, &["SET", &format!("n{i}"), "v"]);
+    }
+    assert_eq!(int(&raw.call(&["SLOWLOG", "LEN"])), 3);
+    // A negative threshold turns the log off.
+    ok(
+        &mut raw,
+        &["CONFIG", "SET", "slowlog-log-slower-than", "-1"],
+    );
+    ok(&mut raw, &["SLOWLOG", "RESET"]);
+    ok(&mut raw, &["SET", "x", "y"]);
+    assert_eq!(int(&raw.call(&["SLOWLOG", "LEN"])), 0);
+}
+
+// ---------------------------------------------------------------- LATENCY
+
+/// The `[name, time, latest, max]` entry of `event` in LATENCY LATEST, if any.
+fn latency_event(raw: &mut RawClient, event: &str) -> Option<Vec<Frame>> {
+    array(raw.call(&["LATENCY", "LATEST"]))
+        .into_iter()
+        .map(array)
+        .find(|e| e[0] == bulk(event))
+}
+
+#[test]
+fn latency_monitor_records_slow_commands() {
+    let s = TestServer::start_with(&["--enable-debug-command", "yes"]);
+    let mut raw = s.raw();
+    assert_eq!(raw.call(&["LATENCY", "LATEST"]), Frame::Array(vec![]));
+    // Off by default (threshold 0): a slow command leaves no trace.
+    ok(&mut raw, &["DEBUG", "SLEEP", "0.05"]);
+    assert_eq!(raw.call(&["LATENCY", "LATEST"]), Frame::Array(vec![]));
+    assert_eq!(int(&raw.call(&["LATENCY", "RESET"])), 0);
+
+    // Monitoring is switched off again right after the slow command, so that nothing else a
+    // loaded machine happens to make slow is recorded while the results are checked.
+    ok(
+        &mut raw,
+        &["CONFIG", "SET", "latency-monitor-threshold", "1"],
+    );
+    ok(&mut raw, &["DEBUG", "SLEEP", "0.05"]);
+    ok(
+        &mut raw,
+        &["CONFIG", "SET", "latency-monitor-threshold", "0"],
+    );
+    let ev = latency_event(&mut raw, "command").expect("a `command` latency event");
+    assert_eq!(ev.len(), 4);
+    let ts = int(&ev[1]);
+    assert!((ts - unix_now_secs()).abs() <= 5);
+    let (last, max) = (int(&ev[2]), int(&ev[3]));
+    assert!(last >= 50, "latest latency {last} ms");
+    assert!(max >= last);
+
+    let history = array(raw.call(&["LATENCY", "HISTORY", "command"]));
+    assert!(!history.is_empty());
+    let h = array(history.last().unwrap().clone());
+    assert_eq!(h.len(), 2);
+    assert_eq!(int(&h[0]), ts);
+    assert_eq!(int(&h[1]), last);
+    assert_eq!(
+        raw.call(&["LATENCY", "HISTORY", "nosuchevent"]),
+        Frame::Array(vec![])
+    );
+    assert_eq!(
+        raw.call(&["LATENCY", "HISTORY"]),
+        error("ERR wrong number of arguments for 'latency|history' command")
+    );
+
+    // RESET with names resets only those that exist; without names, all.
+    assert_eq!(int(&raw.call(&["LATENCY", "RESET", "nosuchevent"])), 0);
+    assert!(latency_event(&mut raw, "command").is_some());
+    assert_eq!(
+        int(&raw.call(&["LATENCY", "RESET", "command", "nosuchevent"])),
+        1
+    );
+    assert!(latency_event(&mut raw, "command").is_none());
+    assert_eq!(
+        raw.call(&["LATENCY", "HISTORY", "command"]),
+        Frame::Array(vec![])
+    );
+    ok(
+        &mut raw,
+        &["CONFIG", "SET", "latency-monitor-threshold", "1"],
+    );
+    ok(&mut raw, &["DEBUG", "SLEEP", "0.02"]);
+    ok(
+        &mut raw,
+        &["CONFIG", "SET", "latency-monitor-threshold", "0"],
+    );
+    assert!(int(&raw.call(&["LATENCY", "RESET"])) >= 1);
+    assert_eq!(raw.call(&["LATENCY", "LATEST"]), Frame::Array(vec![]));
+}
+
+// ---------------------------------------------------------------- MEMORY
+
+#[test]
+fn memory_usage_of_keys() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    ok(&mut raw, &["SET", "small", "v"]);
+    let big = "x".repeat(10_000);
+    ok(&mut raw, &["SET", "big", &big]);
+    let small = int(&raw.call(&["MEMORY", "USAGE", "small"]));
+    assert!(small > 0 && small < 1000, "MEMORY USAGE small = {small}");
+    let large = int(&raw.call(&["MEMORY", "USAGE", "big"]));
+    assert!(
+        (10_000..20_000).contains(&large),
+        "MEMORY USAGE big = {large}"
+    );
+    assert_eq!(
+        int(&raw.call(&["MEMORY", "USAGE", "small", "SAMPLES", "5"])),
+        small
+    );
+    assert_eq!(
+        int(&raw.call(&["MEMORY", "USAGE", "big", "samples", "0"])),
+        large
+    );
+    assert_eq!(raw.call(&["MEMORY", "USAGE", "missing"]), Frame::NullBulk);
+    for bad in [
+        &["MEMORY", "USAGE", "small", "SAMPLES"][..],
+        &["MEMORY", "USAGE", "small", "FOO", "1"],
+    ] {
+        assert_eq!(raw.call(bad), error("ERR syntax error"), "{bad:?}");
+    }
+    assert_eq!(
+        raw.call(&["MEMORY", "USAGE"]),
+        error("ERR wrong number of arguments for 'memory|usage' command")
+    );
+    assert_eq!(
+        raw.call(&["MEMORY", "NOSUCH"]),
+        error("ERR unknown subcommand 'NOSUCH'. Try MEMORY HELP.")
+    );
+}
+
+#[test]
+fn memory_stats_and_doctor() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    for i in 0..3 {
+        ok(&mut raw, &["SET", &format!("k{i}"), "v"]);
+    }
+    let stats: BTreeMap<String, Frame> =
+        pairs(raw.call(&["MEMORY", "STATS"])).into_iter().collect();
+    for f in [
+        "peak.allocated",
+        "total.allocated",
+        "startup.allocated",
+        "keys.count",
+    ] {
+        assert!(
+            stats.contains_key(f),
+            "MEMORY STATS lacks {f}: {:?}",
+            stats.keys()
+        );
+    }
+    assert!(int(&stats["total.allocated"]) > 0);
+    assert!(int(&stats["peak.allocated"]) > 0);
+    assert_eq!(int(&stats["keys.count"]), 3);
+    // RESP3: a map.
+    let mut r3 = s.raw();
+    assert!(matches!(r3.call(&["HELLO", "3"]), Frame::Map(_)));
+    assert!(matches!(r3.call(&["MEMORY", "STATS"]), Frame::Map(_)));
+
+    let doctor = text(raw.call(&["MEMORY", "DOCTOR"]));
+    assert!(doctor.starts_with("Hi Sam,"), "{doctor}");
+    assert_eq!(
+        raw.call(&["MEMORY", "DOCTOR", "x"]),
+        error("ERR wrong number of arguments for 'memory|doctor' command")
+    );
+    assert_eq!(
+        raw.call(&["MEMORY", "STATS", "x"]),
+        error("ERR wrong number of arguments for 'memory|stats' command")
+    );
+}
+
+// ---------------------------------------------------------------- MONITOR
+
+/// Splits a MONITOR line `<ts> [<db> <addr>] "a" "b"` into (ts, db, addr, quoted args).
+fn parse_monitor_line(f: Frame) -> (f64, i64, String, String) {
+    let line = match f {
+        Frame::Simple(s) => String::from_utf8(s).unwrap(),
+        other => panic!("MONITOR sent {}", fmt_frame(&other)),
+    };
+    let (ts, rest) = line.split_once(" [").unwrap_or_else(|| panic!("{line}"));
+    let (client, args) = rest.split_once("] ").unwrap_or_else(|| panic!("{line}"));
+    let (db, addr) = client.split_once(' ').unwrap_or_else(|| panic!("{line}"));
+    let (whole, frac) = ts.split_once('.').unwrap_or_else(|| panic!("{line}"));
+    assert_eq!(frac.len(), 6, "{line}");
+    assert!(whole.bytes().all(|b| b.is_ascii_digit()), "{line}");
+    (
+        ts.parse().unwrap(),
+        db.parse().unwrap(),
+        addr.to_string(),
+        args.to_string(),
+    )
+}
+
+/// A server, a client that has sent MONITOR, and an ordinary client.
+fn monitor_setup() -> (TestServer, RawClient, RawClient) {
+    let s = TestServer::start();
+    let mut mon = s.raw();
+    assert_eq!(mon.call(&["MONITOR"]), simple("OK"));
+    let c = s.raw();
+    (s, mon, c)
+}
+
+/// Asserts that no further MONITOR line arrives within a short while.
+fn assert_no_more_lines(mon: &mut RawClient) {
+    mon.set_timeout(Duration::from_millis(300));
+    if let Ok(f) = mon.try_read_frame() {
+        panic!("unexpected extra MONITOR output: {f:?}");
+    }
+}
+
+#[test]
+fn monitor_streams_other_clients_commands() {
+    let (_s, mut mon, mut c) = monitor_setup();
+    let addr = c.stream().local_addr().unwrap().to_string();
+    ok(&mut c, &["set", "k", "v"]);
+    let (ts, db, a, args) = parse_monitor_line(mon.read_frame());
+    assert!((ts as i64 - unix_now_secs()).abs() <= 5);
+    assert_eq!(
+        (db, a.as_str(), args.as_str()),
+        (0, addr.as_str(), "\"set\" \"k\" \"v\"")
+    );
+    assert_eq!(c.call(&["GET", "k"]), bulk("v"));
+    let (_, _, _, args) = parse_monitor_line(mon.read_frame());
+    assert_eq!(args, "\"GET\" \"k\"");
+    // Arguments appear as sent, quoted and escaped.
+    ok(&mut c, &["SET", "a \"quoted\"\nkey", "\x01\\"]);
+    let (_, _, _, args) = parse_monitor_line(mon.read_frame());
+    assert_eq!(args, r#""SET" "a \"quoted\"\nkey" "\x01\\""#);
+    // A second monitor sees the same stream; the first keeps working.
+    let mut mon2 = _s.raw();
+    assert_eq!(mon2.call(&["MONITOR"]), simple("OK"));
+    ok(&mut c, &["SET", "x", "1"]);
+    let (_, _, _, a1) = parse_monitor_line(mon.read_frame());
+    let (_, _, _, a2) = parse_monitor_line(mon2.read_frame());
+    assert_eq!(a1, "\"SET\" \"x\" \"1\"");
+    assert_eq!(a1, a2);
+    assert_no_more_lines(&mut mon);
+}
+
+#[test]
+fn monitor_shows_the_database_the_command_ran_in() {
+    let (_s, mut mon, mut c) = monitor_setup();
+    ok(&mut c, &["SELECT", "3"]);
+    // SELECT is reported with the database it switched to.
+    let (_, db, _, args) = parse_monitor_line(mon.read_frame());
+    assert_eq!(args, "\"SELECT\" \"3\"");
+    assert_eq!(db, 3, "database shown for SELECT 3");
+    assert_eq!(c.call(&["GET", "k"]), Frame::NullBulk);
+    let (_, db, _, args) = parse_monitor_line(mon.read_frame());
+    assert_eq!((db, args.as_str()), (3, "\"GET\" \"k\""));
+}
+
+#[test]
+fn monitor_skips_administrative_commands() {
+    let (_s, mut mon, mut c) = monitor_setup();
+    assert_eq!(
+        c.call(&["CONFIG", "GET", "maxmemory"]),
+        Frame::Array(vec![bulk("maxmemory"), bulk("0")])
+    );
+    assert_eq!(c.call(&["PING"]), simple("PONG"));
+    let (_, _, _, args) = parse_monitor_line(mon.read_frame());
+    assert_eq!(args, "\"PING\"", "CONFIG GET must not be shown to monitors");
+}
+
+#[test]
+fn monitor_redacts_auth_arguments() {
+    let (_s, mut mon, mut c) = monitor_setup();
+    assert!(matches!(
+        c.call(&["AUTH", "user", "secret"]),
+        Frame::Error(_)
+    ));
+    let (_, _, _, args) = parse_monitor_line(mon.read_frame());
+    assert_eq!(args, "\"AUTH\" \"(redacted)\" \"(redacted)\"");
+}
+
+// ---------------------------------------------------------------- SHUTDOWN
+
+#[test]
+fn shutdown_stops_the_server() {
+    let mut s = TestServer::start();
+    let mut raw = s.raw();
+    assert_eq!(raw.call(&["SHUTDOWN", "bogus"]), error("ERR syntax error"));
+    assert_eq!(
+        raw.call(&["SHUTDOWN", "ABORT"]),
+        error("ERR No shutdown in progress.")
+    );
+    assert!(s.is_alive());
+    raw.send(&["SHUTDOWN", "NOSAVE"]);
+    raw.expect_closed();
+    assert!(
+        wait_until(Duration::from_secs(20), || !s.is_alive()),
+        "server process still running after SHUTDOWN"
+    );
+    s.stop();
+}
+
+#[test]
+fn shutdown_without_arguments_exits_too() {
+    let mut s = TestServer::start();
+    let mut raw = s.raw();
+    raw.send(&["shutdown"]);
+    raw.expect_closed();
+    assert!(
+        wait_until(Duration::from_secs(20), || !s.is_alive()),
+        "server process still running after SHUTDOWN"
+    );
+    s.stop();
+}
+
+// ---------------------------------------------------------------- DEBUG
+
+#[test]
+fn debug_is_refused_unless_enabled() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    ok(&mut raw, &["SET", "k", "v"]);
+    for args in [
+        &["DEBUG", "SLEEP", "0"][..],
+        &["DEBUG", "OBJECT", "k"],
+        &["DEBUG", "SET-ACTIVE-EXPIRE", "0"],
+        &["DEBUG", "HELP"],
+    ] {
+        assert_eq!(raw.call(args), error(DEBUG_REFUSED), "{args:?}");
+    }
+    assert_eq!(
+        raw.call(&["DEBUG"]),
+        error("ERR wrong number of arguments for 'debug' command")
+    );
+}
+
+#[test]
+fn debug_object_sleep_and_errors() {
+    let s = TestServer::start_with(&["--enable-debug-command", "yes"]);
+    let mut raw = s.raw();
+    ok(&mut raw, &["SET", "short", "hello"]);
+    ok(&mut raw, &["SET", "num", "123456"]);
+    ok(&mut raw, &["SET", "long", &"y".repeat(100)]);
+    for (key, encoding) in [("short", "embstr"), ("num", "int"), ("long", "raw")] {
+        let line = match raw.call(&["DEBUG", "OBJECT", key]) {
+            Frame::Simple(s) => String::from_utf8(s).unwrap(),
+            other => panic!("DEBUG OBJECT {key}: {}", fmt_frame(&other)),
+        };
+        assert!(line.starts_with("Value at:"), "{line}");
+        let fields: BTreeMap<&str, &str> = line
+            .split(' ')
+            .filter_map(|kv| kv.split_once(':'))
+            .collect();
+        assert_eq!(fields.get("encoding"), Some(&encoding), "{line}");
+        assert_eq!(fields.get("refcount"), Some(&"1"), "{line}");
+        for f in ["serializedlength", "lru", "lru_seconds_idle"] {
+            assert!(
+                fields.get(f).is_some_and(|v| v.parse::<u64>().is_ok()),
+                "{f} in {line}"
+            );
+        }
+    }
+    assert_eq!(
+        raw.call(&["DEBUG", "OBJECT", "missing"]),
+        error("ERR no such key")
+    );
+
+    ok(&mut raw, &["DEBUG", "SLEEP", "0"]);
+    let t = Instant::now();
+    ok(&mut raw, &["DEBUG", "SLEEP", "0.2"]);
+    assert!(t.elapsed() >= Duration::from_millis(200));
+    ok(&mut raw, &["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+    ok(&mut raw, &["DEBUG", "SET-ACTIVE-EXPIRE", "1"]);
+    assert_eq!(
+        raw.call(&["DEBUG", "SET-ACTIVE-EXPIRE"]),
+        error("ERR unknown subcommand or wrong number of arguments for 'SET-ACTIVE-EXPIRE'. Try DEBUG HELP.")
+    );
+    assert_eq!(
+        raw.call(&["DEBUG", "nosuch"]),
+        error("ERR unknown subcommand or wrong number of arguments for 'nosuch'. Try DEBUG HELP.")
+    );
+    let help = array(raw.call(&["DEBUG", "HELP"]));
+    assert!(help.len() > 3);
+    assert!(string(&help[0]).starts_with("DEBUG <subcommand>"));
+}
