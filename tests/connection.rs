@@ -739,3 +739,24 @@ fn thousand_concurrent_connections_all_answer() {
         .unwrap();
     assert!(n >= 1000, "connected_clients:{n}");
 }
+
+#[test]
+fn client_unblock_of_a_client_that_is_not_blocked() {
+    let s = TestServer::start();
+    let mut a = s.raw();
+    let mut b = s.raw();
+    let id = client_id(&mut b);
+    let id_text = id.to_string();
+    assert_eq!(a.call(&["CLIENT", "UNBLOCK", &id_text]), Frame::Integer(0));
+    assert_eq!(a.call(&["CLIENT", "UNBLOCK", &id_text, "ERROR"]), Frame::Integer(0));
+    assert_eq!(a.call(&["CLIENT", "UNBLOCK", "999999"]), Frame::Integer(0));
+    assert_eq!(
+        a.call(&["CLIENT", "UNBLOCK", &id_text, "later"]),
+        error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+    );
+    assert_eq!(
+        a.call(&["CLIENT", "UNBLOCK", "abc"]),
+        error("ERR value is not an integer or out of range")
+    );
+    assert_eq!(b.call(&["PING"]), simple("PONG"));
+}

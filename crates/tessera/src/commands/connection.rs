@@ -274,6 +274,23 @@ static CLIENT_SUBS: &[CommandSpec] = &[
     )
     .args(&[ENABLED]),
     cmd(
+        "unblock",
+        -3,
+        ADMIN | NOSCRIPT | LOADING | STALE,
+        "5.0.0",
+        "Wakes a client blocked by a blocking command, with a timeout or an error reply.",
+        client_unblock,
+    )
+    .complexity("O(log N) where N is the number of client connections")
+    .args(&[
+        a::integer("client-id"),
+        a::oneof(
+            "timeout_error",
+            &[a::pure("timeout", "TIMEOUT"), a::pure("error", "ERROR")],
+        )
+        .optional(),
+    ]),
+    cmd(
         "help",
         2,
         LOADING | STALE,
@@ -698,6 +715,29 @@ fn client_no_touch(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     ctx.client.no_touch = v;
     ctx.client.info.no_touch.store(v, Relaxed);
     ctx.out.ok();
+    Ok(())
+}
+
+fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    if args.len() > 4 {
+        return Err(CmdError::msg(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
+            lossy(args[1])
+        )));
+    }
+    let id = int(args[2])?;
+    let error = match args.get(3) {
+        None => false,
+        Some(a) if eq_ic(a, "timeout") => false,
+        Some(a) if eq_ic(a, "error") => true,
+        Some(_) => {
+            return Err(CmdError::msg(
+                "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR",
+            ))
+        }
+    };
+    let done = id > 0 && ctx.srv.blocking.unblock(id as u64, error);
+    ctx.out.int(done as i64);
     Ok(())
 }
 
