@@ -256,8 +256,14 @@ fn del(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
         n
     });
-    // Values are dropped after the shard locks are released.
-    drop(freed);
+    // Values are dropped after the shard locks are released; big ones on
+    // the lazyfree thread for UNLINK (or DEL with lazyfree-lazy-user-del).
+    let lazy = eq_ic(args[0], "unlink") || ctx.srv.config.lazyfree_lazy_user_del();
+    for e in freed {
+        if lazy && e.value.element_count() > crate::server::lazyfree::LAZYFREE_THRESHOLD {
+            crate::server::lazyfree::free_later(e);
+        }
+    }
     ctx.out.int(n);
     Ok(())
 }
@@ -666,9 +672,7 @@ fn flushall(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn free_tables<T: Send + 'static>(old: Vec<T>, lazy: bool) {
     if lazy {
-        let _ = std::thread::Builder::new()
-            .name("tessera-lazyfree".into())
-            .spawn(move || drop(old));
+        crate::server::lazyfree::free_later(old);
     } else {
         drop(old);
     }

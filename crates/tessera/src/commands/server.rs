@@ -510,7 +510,7 @@ fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
             let peak = srv.peak_memory.load(Relaxed).max(used);
             let _ = write!(
                 t,
-                "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\nused_memory_dataset:{used}\r\nallocator_allocated:{allocated}\r\nallocator_active:{active}\r\nallocator_resident:{resident}\r\ntotal_system_memory:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_allocator:jemalloc\r\nlazyfree_pending_objects:0\r\n",
+                "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\nused_memory_dataset:{used}\r\nallocator_allocated:{allocated}\r\nallocator_active:{active}\r\nallocator_resident:{resident}\r\ntotal_system_memory:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_allocator:jemalloc\r\nlazyfree_pending_objects:{}\r\nlazyfreed_objects:{}\r\n",
                 human(used),
                 human(rss),
                 human(peak),
@@ -521,6 +521,8 @@ fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
                 policy_name(ctx),
                 if allocated > 0 { active as f64 / allocated as f64 } else { 1.0 },
                 if used > 0 { rss as f64 / used as f64 } else { 1.0 },
+                crate::server::lazyfree::pending(),
+                crate::server::lazyfree::freed(),
             );
         }
         "persistence" => {

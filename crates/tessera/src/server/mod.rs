@@ -12,6 +12,7 @@ pub mod client;
 pub mod conn;
 pub mod dispatch;
 pub mod evict;
+pub mod lazyfree;
 pub mod log;
 pub mod memory;
 pub mod state;
