@@ -534,14 +534,18 @@ fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
         }
         "stats" => {
             let ks = srv.keyspace.stats();
+            let (ops, in_kbps, out_kbps) = srv.instant.lock().rates();
             let total = |f: fn(&crate::server::stats::WorkerStats) -> u64| srv.stat_total(f);
             let _ = write!(
                 t,
-                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:0\r\npubsub_patterns:0\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\ntotal_error_replies:{}\r\n",
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:0\r\npubsub_patterns:0\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\ntotal_error_replies:{}\r\n",
                 total(|w| w.connections_received.get()),
                 total(|w| w.commands_processed.get()),
+                ops,
                 total(|w| w.net_input_bytes.get()),
                 total(|w| w.net_output_bytes.get()),
+                in_kbps,
+                out_kbps,
                 total(|w| w.rejected_connections.get()),
                 ks.expired_keys,
                 total(|w| w.evicted_keys.get()),

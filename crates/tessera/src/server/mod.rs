@@ -72,6 +72,7 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
         slowlog: Mutex::new(Default::default()),
         latency: Mutex::new(Default::default()),
         pause: Pause::default(),
+        instant: Mutex::new(Default::default()),
         monitors: Mutex::new(Vec::new()),
         monitor_count: AtomicUsize::new(0),
         shutdown: Notify::new(),
@@ -215,6 +216,7 @@ fn accept_loop(
         }
         drop(tx);
         tokio::spawn(exit_on_signals(srv.clone()));
+        tokio::spawn(sample_metrics(srv.clone()));
         loop {
             tokio::select! {
                 s = rx.recv() => {
@@ -261,6 +263,20 @@ async fn exit_on_signals(srv: Arc<ServerState>) {
     };
     log::warning(&format!("Received {name} scheduling shutdown..."));
     shutdown_now(&srv);
+}
+
+/// Feeds INFO's instantaneous_* metrics every 100 ms.
+async fn sample_metrics(srv: Arc<ServerState>) {
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    loop {
+        tick.tick().await;
+        let totals = [
+            srv.stat_total(|w| w.commands_processed.get()),
+            srv.stat_total(|w| w.net_input_bytes.get()),
+            srv.stat_total(|w| w.net_output_bytes.get()),
+        ];
+        srv.instant.lock().sample(unix_ms(), totals);
+    }
 }
 
 /// Final steps of any shutdown: remove the pid file and exit.

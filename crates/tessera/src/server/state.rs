@@ -60,6 +60,37 @@ pub struct LatencySeries {
     pub max_ms: u64,
 }
 
+/// Redis's "instantaneous" metrics: samples every 100 ms, averaged over the
+/// last 16 samples.
+#[derive(Default)]
+pub struct InstantMetrics {
+    last: Option<(i64, [u64; 3])>,
+    samples: VecDeque<[f64; 3]>,
+}
+
+impl InstantMetrics {
+    /// Adds a sample of the running totals (commands, input bytes, output
+    /// bytes) taken at `now_ms`.
+    pub fn sample(&mut self, now_ms: i64, totals: [u64; 3]) {
+        if let Some((t, prev)) = self.last {
+            let dt = (now_ms - t).max(1) as f64 / 1000.0;
+            let rate = |i: usize| totals[i].saturating_sub(prev[i]) as f64 / dt;
+            self.samples.push_back([rate(0), rate(1), rate(2)]);
+            if self.samples.len() > 16 {
+                self.samples.pop_front();
+            }
+        }
+        self.last = Some((now_ms, totals));
+    }
+
+    /// (ops/sec, input kbps, output kbps).
+    pub fn rates(&self) -> (u64, f64, f64) {
+        let n = self.samples.len().max(1) as f64;
+        let avg = |i: usize| self.samples.iter().map(|s| s[i]).sum::<f64>() / n;
+        (avg(0).round() as u64, avg(1) / 1024.0, avg(2) / 1024.0)
+    }
+}
+
 /// CLIENT PAUSE state.
 #[derive(Default)]
 pub struct Pause {
@@ -85,6 +116,7 @@ pub struct ServerState {
     pub slowlog: Mutex<SlowLog>,
     pub latency: Mutex<HashMap<String, LatencySeries>>,
     pub pause: Pause,
+    pub instant: Mutex<InstantMetrics>,
     pub monitors: Mutex<Vec<MonitorFeed>>,
     pub monitor_count: AtomicUsize,
     pub shutdown: Notify,
