@@ -12,10 +12,13 @@ pub const EMBSTR_MAX: usize = 44;
 pub enum StrValue {
     /// A canonical decimal integer that round-trips exactly.
     Int(i64),
-    /// A string written whole and short enough for Redis's embstr.
-    Embstr(Box<[u8]>),
-    /// Anything else; kept growable for APPEND/SETRANGE.
-    Raw(Vec<u8>),
+    /// A string written whole: `embstr` up to 44 bytes, `raw` above, as
+    /// Redis reports them. Exact-size, 16 bytes inline.
+    Bytes(Box<[u8]>),
+    /// A string modified in place (APPEND, SETRANGE): always `raw`, with
+    /// spare capacity so repeated appends stay amortised O(1). Boxed so
+    /// every value stays 24 bytes.
+    Growable(Box<Vec<u8>>),
 }
 
 impl StrValue {
@@ -27,28 +30,26 @@ impl StrValue {
                 return StrValue::Int(n);
             }
         }
-        if b.len() <= EMBSTR_MAX {
-            StrValue::Embstr(b.into())
-        } else {
-            StrValue::Raw(b.to_vec())
-        }
+        StrValue::Bytes(b.into())
     }
 
     /// Bytes produced by a command that Redis stores without trying the int
     /// encoding (e.g. INCRBYFLOAT's result): embstr or raw by length only.
     pub fn from_bytes_no_int(b: &[u8]) -> StrValue {
-        if b.len() <= EMBSTR_MAX {
-            StrValue::Embstr(b.into())
-        } else {
-            StrValue::Raw(b.to_vec())
-        }
+        StrValue::Bytes(b.into())
+    }
+
+    /// A value Redis creates as `raw` whatever its length (SETRANGE on a
+    /// new key).
+    pub fn raw(v: Vec<u8>) -> StrValue {
+        StrValue::Growable(Box::new(v))
     }
 
     pub fn encoding_name(&self) -> &'static str {
         match self {
             StrValue::Int(_) => "int",
-            StrValue::Embstr(_) => "embstr",
-            StrValue::Raw(_) => "raw",
+            StrValue::Bytes(b) if b.len() <= EMBSTR_MAX => "embstr",
+            StrValue::Bytes(_) | StrValue::Growable(_) => "raw",
         }
     }
 
@@ -57,8 +58,8 @@ impl StrValue {
     pub fn as_bytes<'a>(&'a self, scratch: &'a mut itoa::Buffer) -> &'a [u8] {
         match self {
             StrValue::Int(n) => scratch.format(*n).as_bytes(),
-            StrValue::Embstr(b) => b,
-            StrValue::Raw(v) => v,
+            StrValue::Bytes(b) => b,
+            StrValue::Growable(v) => v,
         }
     }
 
@@ -70,8 +71,8 @@ impl StrValue {
     pub fn len(&self) -> usize {
         match self {
             StrValue::Int(n) => itoa::Buffer::new().format(*n).len(),
-            StrValue::Embstr(b) => b.len(),
-            StrValue::Raw(v) => v.len(),
+            StrValue::Bytes(b) => b.len(),
+            StrValue::Growable(v) => v.len(),
         }
     }
 
@@ -83,19 +84,18 @@ impl StrValue {
     pub fn as_i64(&self) -> Option<i64> {
         match self {
             StrValue::Int(n) => Some(*n),
-            StrValue::Embstr(b) => parse_i64(b),
-            StrValue::Raw(v) => parse_i64(v),
+            StrValue::Bytes(b) => parse_i64(b),
+            StrValue::Growable(v) => parse_i64(v),
         }
     }
 
-    /// Converts to the raw, growable encoding for in-place modification.
+    /// Converts to the growable `raw` encoding for in-place modification.
     pub fn make_raw(&mut self) -> &mut Vec<u8> {
-        if !matches!(self, StrValue::Raw(_)) {
-            let v = self.to_vec();
-            *self = StrValue::Raw(v);
+        if !matches!(self, StrValue::Growable(_)) {
+            *self = StrValue::Growable(Box::new(self.to_vec()));
         }
         match self {
-            StrValue::Raw(v) => v,
+            StrValue::Growable(v) => v,
             // Just converted above.
             _ => unreachable!("string was converted to raw"),
         }
@@ -104,8 +104,8 @@ impl StrValue {
     pub fn heap_size(&self) -> usize {
         match self {
             StrValue::Int(_) => 0,
-            StrValue::Embstr(b) => b.len(),
-            StrValue::Raw(v) => v.capacity(),
+            StrValue::Bytes(b) => b.len(),
+            StrValue::Growable(v) => v.capacity() + std::mem::size_of::<Vec<u8>>(),
         }
     }
 }
@@ -124,5 +124,6 @@ mod tests {
         v.make_raw().push(b'3');
         assert_eq!(v.encoding_name(), "raw");
         assert_eq!(v.to_vec(), b"123");
+        assert_eq!(std::mem::size_of::<StrValue>(), 24);
     }
 }
