@@ -765,7 +765,7 @@ fn setrange(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 let mut v = vec![0u8; offset as usize + val.len()];
                 v[offset as usize..].copy_from_slice(val);
                 let n = v.len();
-                db.set(key, Value::Str(StrValue::Raw(v)));
+                db.set(key, Value::Str(StrValue::raw(v)));
                 Ok(n)
             }
         }
