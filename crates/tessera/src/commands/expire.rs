@@ -197,10 +197,10 @@ fn expire_generic(ctx: &mut Ctx, args: &[&[u8]], seconds: bool, relative: bool) 
     }
     let now = ctx.now_ms;
     let r = ctx.with_key(key, |db| {
-        let Some(e) = db.get_write(key) else {
+        if db.get_write(key).is_none() {
             return 0;
-        };
-        let current = e.expire_at;
+        }
+        let current = db.table(key).expire_of(key);
         let has_ttl = current != 0;
         if (cond.nx && has_ttl)
             || (cond.xx && !has_ttl)
@@ -240,7 +240,10 @@ fn pexpireat(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 /// absolute time, rounded to seconds as Redis rounds it.
 fn ttl_generic(ctx: &mut Ctx, key: &[u8], ms: bool, absolute: bool) -> CmdResult {
     let now = ctx.now_ms;
-    let at = ctx.with_key(key, |db| db.get_read_untouched(key).map(|e| e.expire_at));
+    let at = ctx.with_key(key, |db| {
+        db.get_read_untouched(key)?;
+        Some(db.table(key).expire_of(key))
+    });
     let reply = match at {
         None => -2,
         Some(0) => -1,
@@ -278,7 +281,7 @@ fn pexpiretime(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn persist(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let key = args[1];
     let r = ctx.with_key(key, |db| match db.get_write(key) {
-        Some(e) if e.expire_at != 0 => {
+        Some(e) if e.has_ttl() => {
             db.table(key).set_expire(key, 0);
             1
         }

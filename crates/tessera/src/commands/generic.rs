@@ -300,10 +300,10 @@ fn rename_generic(ctx: &mut Ctx, args: &[&[u8]], nx: bool) -> CmdResult {
         if nx && db.exists(dst) {
             return Ok(0);
         }
-        let Some((_, entry)) = db.table(src).remove_full(src) else {
+        let Some((_, entry, at)) = db.table(src).remove_full(src) else {
             return Err(CmdError::NoSuchKey);
         };
-        db.table(dst).insert(dst, entry);
+        db.table(dst).insert_expiring(dst, entry, at);
         Ok(1)
     })?;
     if r == 1 {
@@ -360,15 +360,15 @@ fn copy(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             return 0;
         };
         let copied: Entry = e.clone();
+        let at = db.table(src).expire_of(src);
         if db.get_in(target_db, dst).is_some() {
             if !replace {
                 return 0;
             }
             db.table_in(target_db, dst).remove(dst);
         }
-        let mut fresh = db.new_entry(copied.value);
-        fresh.expire_at = copied.expire_at;
-        db.table_in(target_db, dst).insert(dst, fresh);
+        let fresh = db.new_entry(copied.value);
+        db.table_in(target_db, dst).insert_expiring(dst, fresh, at);
         1
     });
     if r == 1 {
@@ -393,10 +393,10 @@ fn move_cmd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         if db.get_in(target, key).is_some() {
             return 0;
         }
-        let Some((k, e)) = db.table(key).remove_full(key) else {
+        let Some((k, e, at)) = db.table(key).remove_full(key) else {
             return 0;
         };
-        db.table_in(target, key).insert_owned(k, e);
+        db.table_in(target, key).insert_owned(k, e, at);
         1
     });
     if r == 1 {
@@ -413,8 +413,9 @@ fn keys(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let mut found: Vec<crate::keyspace::Key> = Vec::new();
     for i in 0..NUM_SHARDS {
         let shard = ctx.srv.keyspace.lock_shard(i);
-        for (k, e) in shard.dbs[db].iter() {
-            if !e.is_expired(now) && (all || glob_match(pattern, k, false)) {
+        let t = &shard.dbs[db];
+        for (k, e) in t.iter() {
+            if !t.is_expired(k, e, now) && (all || glob_match(pattern, k, false)) {
                 found.push(k.clone());
             }
         }
@@ -458,9 +459,10 @@ fn scan(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let mut found: Vec<crate::keyspace::Key> = Vec::new();
     while shard < NUM_SHARDS && examined < count {
         let guard = ctx.srv.keyspace.lock_shard(shard);
-        for (k, e) in guard.dbs[db].iter() {
+        let t = &guard.dbs[db];
+        for (k, e) in t.iter() {
             examined += 1;
-            if e.is_expired(now) {
+            if t.is_expired(k, e, now) {
                 continue;
             }
             if let Some(p) = pattern.filter(|p| *p != b"*") {
@@ -502,7 +504,7 @@ fn randomkey(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
             let Some((k, e)) = t.get_index(i) else {
                 break;
             };
-            if e.is_expired(now) {
+            if t.is_expired(k, e, now) {
                 let k = k.clone();
                 t.remove(&k);
                 shard.stats.expired_keys += 1;

@@ -376,8 +376,8 @@ fn set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 }
                 None => out.null(),
             }
-        } else if let Some(e) = existing {
-            old_ttl = e.expire_at;
+        } else if found {
+            old_ttl = db.table(key).expire_of(key);
         }
         if (nx && found) || (xx && !found) {
             if !get_old {
@@ -386,15 +386,15 @@ fn set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             return Ok(());
         }
         if get_old && exp == ExpireArg::KeepTtl {
-            old_ttl = db.get_write(key).map_or(0, |e| e.expire_at);
+            old_ttl = db.table(key).expire_of(key);
         }
-        let mut entry = db.new_entry(Value::Str(StrValue::from_bytes(val)));
-        entry.expire_at = match (exp, expire_at) {
+        let entry = db.new_entry(Value::Str(StrValue::from_bytes(val)));
+        let at = match (exp, expire_at) {
             (ExpireArg::KeepTtl, _) => old_ttl,
             (_, Some(at)) => at,
             _ => 0,
         };
-        db.table(key).insert(key, entry);
+        db.table(key).insert_expiring(key, entry, at);
         if !get_old {
             out.ok();
         }
@@ -434,9 +434,8 @@ fn set_with_ttl(ctx: &mut Ctx, args: &[&[u8]], kind: ExpireArg, name: &str) -> C
     let (key, val) = (args[1], args[3]);
     let at = expire_at_ms(kind, args[2], ctx.now_ms, name)?;
     ctx.with_key(key, |db| {
-        let mut e = db.new_entry(Value::Str(StrValue::from_bytes(val)));
-        e.expire_at = at;
-        db.table(key).insert(key, e);
+        let e = db.new_entry(Value::Str(StrValue::from_bytes(val)));
+        db.table(key).insert_expiring(key, e, at);
     });
     ctx.out.ok();
     Ok(())
@@ -690,10 +689,9 @@ fn incrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             _ => CmdError::NotFloat,
         })?;
         out.bulk(&result);
-        let keep = db.get_write(key).map_or(0, |e| e.expire_at);
-        let mut e = db.new_entry(Value::Str(StrValue::from_bytes_no_int(&result)));
-        e.expire_at = keep;
-        db.table(key).insert(key, e);
+        let keep = db.table(key).expire_of(key);
+        let e = db.new_entry(Value::Str(StrValue::from_bytes_no_int(&result)));
+        db.table(key).insert_expiring(key, e, keep);
         Ok(())
     })
 }

@@ -3,7 +3,7 @@
 //! takes the current time as an argument, so it never reads a clock itself.
 
 use foldhash::fast::RandomState;
-use indexmap::{IndexMap, IndexSet};
+use indexmap::IndexMap;
 use rand::Rng;
 
 use crate::types::Value;
@@ -35,31 +35,31 @@ pub const LFU_INIT_VAL: u32 = 5;
 #[derive(Debug, Clone)]
 pub struct Entry {
     pub value: Value,
-    /// Absolute expiry in Unix milliseconds; 0 means no TTL.
-    pub expire_at: i64,
     /// LRU seconds clock, or LFU (minutes << 8 | log counter), like the 24
     /// bits Redis keeps in every object.
     pub access: u32,
+    /// Whether the key has a TTL; the time itself lives in the table's
+    /// `expires` map, so keys without one (most) do not pay 8 bytes for it.
+    ttl: bool,
 }
 
 impl Entry {
     pub fn new(value: Value, touch: Touch) -> Entry {
-        let mut e = Entry {
-            value,
-            expire_at: 0,
-            access: 0,
-        };
-        e.access = match touch {
+        let access = match touch {
             Touch::Lru(s) => s,
             Touch::Lfu { minutes, .. } => ((minutes & 0xffff) << 8) | LFU_INIT_VAL,
             Touch::None => 0,
         };
-        e
+        Entry {
+            value,
+            access,
+            ttl: false,
+        }
     }
 
     #[inline]
-    pub fn is_expired(&self, now_ms: i64) -> bool {
-        self.expire_at != 0 && self.expire_at <= now_ms
+    pub fn has_ttl(&self) -> bool {
+        self.ttl
     }
 
     /// Records an access the way Redis's lookupKey does.
@@ -121,10 +121,10 @@ pub struct TableStats {
 #[derive(Debug, Default)]
 pub struct Table {
     map: IndexMap<Key, Entry, RandomState>,
-    /// Keys with a TTL, so active expiry and volatile-* eviction sample only
-    /// those (Redis keeps a separate `expires` dict for the same reason).
-    volatile: IndexSet<Key, RandomState>,
-    /// Where the next active-expiry pass over `volatile` starts.
+    /// Absolute expiry (Unix ms) of the keys that have one. Separate, as in
+    /// Redis, so active expiry and volatile-* eviction sample only these.
+    expires: IndexMap<Key, i64, RandomState>,
+    /// Where the next active-expiry pass over `expires` starts.
     expire_cursor: usize,
 }
 
@@ -140,11 +140,11 @@ impl Table {
     }
 
     pub fn volatile_len(&self) -> usize {
-        self.volatile.len()
+        self.expires.len()
     }
 
-    /// Looks a key up, deleting it first if it has expired. Returns whether
-    /// the key existed but had expired through `expired`.
+    /// Looks a key up, deleting it first if it has expired (counted in
+    /// `stats`).
     #[inline]
     pub fn get_live(
         &mut self,
@@ -153,7 +153,7 @@ impl Table {
         stats: &mut TableStats,
     ) -> Option<&mut Entry> {
         let idx = self.map.get_index_of(key)?;
-        if self.map[idx].is_expired(now_ms) {
+        if self.map[idx].ttl && self.expires.get(key).is_some_and(|&at| at <= now_ms) {
             self.remove_index(idx);
             stats.expired_keys += 1;
             return None;
@@ -167,10 +167,26 @@ impl Table {
         self.map.get(key)
     }
 
-    /// Inserts or overwrites a key; the entry's TTL decides whether it joins
-    /// the volatile index.
+    /// The key's absolute expiry in Unix ms, 0 when it has none.
+    #[inline]
+    pub fn expire_of(&self, key: &[u8]) -> i64 {
+        self.expires.get(key).copied().unwrap_or(0)
+    }
+
+    /// Whether an entry met while iterating has expired.
+    #[inline]
+    pub fn is_expired(&self, key: &[u8], entry: &Entry, now_ms: i64) -> bool {
+        entry.ttl && self.expires.get(key).is_some_and(|&at| at <= now_ms)
+    }
+
+    /// Inserts or overwrites a key with no TTL.
     pub fn insert(&mut self, key: &[u8], entry: Entry) -> Option<Entry> {
-        let volatile = entry.expire_at != 0;
+        self.insert_expiring(key, entry, 0)
+    }
+
+    /// Inserts or overwrites a key expiring at `at_ms` (0: never).
+    pub fn insert_expiring(&mut self, key: &[u8], mut entry: Entry, at_ms: i64) -> Option<Entry> {
+        entry.ttl = at_ms != 0;
         let old = match self.map.get_index_of(key) {
             Some(idx) => Some(std::mem::replace(&mut self.map[idx], entry)),
             None => {
@@ -179,26 +195,30 @@ impl Table {
                 None
             }
         };
-        let was_volatile = old.as_ref().is_some_and(|e| e.expire_at != 0);
-        if volatile && !was_volatile {
-            self.volatile.insert(Key::from_slice(key));
-        } else if !volatile && was_volatile {
-            self.volatile.swap_remove(key);
-        }
+        self.record_expire(key, at_ms, old.as_ref().is_some_and(|e| e.ttl));
         old
     }
 
     /// Inserts with an owned key (avoids a copy on RENAME/MOVE).
-    pub fn insert_owned(&mut self, key: Key, entry: Entry) -> Option<Entry> {
-        let volatile = entry.expire_at != 0;
-        let was_volatile = self.map.get(&*key).is_some_and(|e| e.expire_at != 0);
-        if volatile && !was_volatile {
-            self.volatile.insert(key.clone());
-        } else if !volatile && was_volatile {
-            self.volatile.swap_remove(&*key);
-        }
+    pub fn insert_owned(&mut self, key: Key, mut entry: Entry, at_ms: i64) -> Option<Entry> {
+        entry.ttl = at_ms != 0;
+        let was = self.map.get(&*key).is_some_and(|e| e.ttl);
+        self.record_expire(&key, at_ms, was);
         self.reserve_one();
         self.map.insert(key, entry)
+    }
+
+    fn record_expire(&mut self, key: &[u8], at_ms: i64, had_ttl: bool) {
+        if at_ms != 0 {
+            match self.expires.get_mut(key) {
+                Some(at) => *at = at_ms,
+                None => {
+                    self.expires.insert(Key::from_slice(key), at_ms);
+                }
+            }
+        } else if had_ttl {
+            self.expires.swap_remove(key);
+        }
     }
 
     /// Grows the entry vector by a quarter at a time. Left to itself,
@@ -218,13 +238,16 @@ impl Table {
         Some(self.remove_index(idx))
     }
 
-    /// Removes and returns the key and entry (RENAME, MOVE keep the key).
-    pub fn remove_full(&mut self, key: &[u8]) -> Option<(Key, Entry)> {
+    /// Removes and returns the key, its entry and its expiry (0: none), for
+    /// RENAME and MOVE.
+    pub fn remove_full(&mut self, key: &[u8]) -> Option<(Key, Entry, i64)> {
         let (_, k, e) = self.map.swap_remove_full(key)?;
-        if e.expire_at != 0 {
-            self.volatile.swap_remove(key);
-        }
-        Some((k, e))
+        let at = if e.ttl {
+            self.expires.swap_remove(key).unwrap_or(0)
+        } else {
+            0
+        };
+        Some((k, e, at))
     }
 
     fn remove_index(&mut self, idx: usize) -> Entry {
@@ -233,24 +256,21 @@ impl Table {
             .map
             .swap_remove_index(idx)
             .expect("index from get_index_of is valid");
-        if e.expire_at != 0 {
-            self.volatile.swap_remove(&k);
+        if e.ttl {
+            self.expires.swap_remove(&k);
         }
         e
     }
 
-    /// Sets or clears a key's TTL; false when the key does not exist.
+    /// Sets (at_ms > 0) or clears (0) a key's TTL; false when the key does
+    /// not exist.
     pub fn set_expire(&mut self, key: &[u8], at_ms: i64) -> bool {
         let Some(e) = self.map.get_mut(key) else {
             return false;
         };
-        let was = e.expire_at != 0;
-        e.expire_at = at_ms;
-        if at_ms != 0 && !was {
-            self.volatile.insert(Key::from_slice(key));
-        } else if at_ms == 0 && was {
-            self.volatile.swap_remove(key);
-        }
+        let had = e.ttl;
+        e.ttl = at_ms != 0;
+        self.record_expire(key, at_ms, had);
         true
     }
 
@@ -275,13 +295,14 @@ impl Table {
         self.map.get_index(idx)
     }
 
-    /// A random key among those with a TTL.
-    pub fn random_volatile(&self) -> Option<&Key> {
-        if self.volatile.is_empty() {
+    /// A random key among those with a TTL, with its expiry.
+    pub fn random_volatile(&self) -> Option<(&Key, i64)> {
+        if self.expires.is_empty() {
             None
         } else {
-            self.volatile
-                .get_index(rand::thread_rng().gen_range(0..self.volatile.len()))
+            self.expires
+                .get_index(rand::thread_rng().gen_range(0..self.expires.len()))
+                .map(|(k, at)| (k, *at))
         }
     }
 
@@ -291,18 +312,18 @@ impl Table {
     pub fn expire_step(&mut self, now_ms: i64, budget: usize) -> (usize, usize) {
         let mut examined = 0;
         let mut expired = 0;
-        while examined < budget && !self.volatile.is_empty() {
-            if self.expire_cursor >= self.volatile.len() {
+        while examined < budget && !self.expires.is_empty() {
+            if self.expire_cursor >= self.expires.len() {
                 self.expire_cursor = 0;
             }
             examined += 1;
             let idx = self.expire_cursor;
-            let dead = match self.volatile.get_index(idx) {
-                Some(k) => self.map.get(k).is_none_or(|e| e.is_expired(now_ms)),
-                None => false,
-            };
+            let dead = self
+                .expires
+                .get_index(idx)
+                .is_some_and(|(_, &at)| at <= now_ms);
             if dead {
-                if let Some(k) = self.volatile.swap_remove_index(idx) {
+                if let Some((k, _)) = self.expires.swap_remove_index(idx) {
                     self.map.swap_remove(&k);
                 }
                 expired += 1;
@@ -317,6 +338,6 @@ impl Table {
     /// Approximate bytes used by the table's own structures.
     pub fn overhead_bytes(&self) -> usize {
         self.map.capacity() * (std::mem::size_of::<(Key, Entry)>() + 16)
-            + self.volatile.capacity() * (std::mem::size_of::<Key>() + 16)
+            + self.expires.capacity() * (std::mem::size_of::<(Key, i64)>() + 16)
     }
 }

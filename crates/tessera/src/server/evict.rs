@@ -50,7 +50,7 @@ struct Candidate {
 }
 
 /// Higher is a better eviction candidate.
-fn score(policy: P, e: &Entry, now_ms: i64, decay: u32) -> u64 {
+fn score(policy: P, e: &Entry, expire_at: i64, now_ms: i64, decay: u32) -> u64 {
     match policy {
         P::AllkeysLru | P::VolatileLru => {
             let now_s = (now_ms / 1000) as u32;
@@ -60,7 +60,7 @@ fn score(policy: P, e: &Entry, now_ms: i64, decay: u32) -> u64 {
             let counter = lfu_decayed_counter(e.access, (now_ms / 60_000) as u32, decay);
             255 - counter as u64
         }
-        P::VolatileTtl => u64::MAX - e.expire_at.max(0) as u64,
+        P::VolatileTtl => u64::MAX - expire_at.max(0) as u64,
         P::AllkeysRandom | P::VolatileRandom | P::NoEviction => 0,
     }
 }
@@ -86,13 +86,16 @@ fn evict_one(srv: &ServerState, policy: P) -> Option<usize> {
         for db in 0..ndbs {
             let t = &shard.dbs[db];
             let picked = if volatile_only {
-                t.random_volatile().and_then(|k| t.peek(k).map(|e| (k, e)))
+                t.random_volatile()
+                    .and_then(|(k, at)| t.peek(k).map(|e| (k, e, at)))
             } else {
-                t.random_index().and_then(|i| t.get_index(i))
+                t.random_index()
+                    .and_then(|i| t.get_index(i))
+                    .map(|(k, e)| (k, e, 0))
             };
-            if let Some((k, e)) = picked {
+            if let Some((k, e, at)) = picked {
                 found += 1;
-                let s = score(policy, e, now, decay);
+                let s = score(policy, e, at, now, decay);
                 if best.as_ref().is_none_or(|b| s > b.score) {
                     best = Some(Candidate {
                         score: s,
