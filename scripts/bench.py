@@ -47,6 +47,24 @@ CORE_CASES = [
     ),
 ]
 
+# The seed's collection rows, shapes kept (10,007 members per key, 10,000
+# elements per list, 64-byte values) with 100 keys instead of 1,000 so the
+# load phases fit this machine. (label, load, command, extra args, load count)
+COLLECTION_CASES = [
+    ("ZADD", None, "ZADD {key uniform 100} {rand 70000} {key uniform 10007}", ["-c", "64"]),
+    ("ZSCORE", "ZADD {key sequence 100} {rand 70000} {key sequence 10007}",
+     "ZSCORE {key uniform 100} {key uniform 10007}", ["-c", "64"], 1_000_700),
+    ("HSET", None, "HSET {key uniform 100} {key uniform 10000} {value 64}", ["-c", "64"]),
+    ("HGET", "HSET {key sequence 100} {key sequence 10007} {value 64}",
+     "HGET {key uniform 100} {key uniform 10007}", ["-c", "64"], 1_000_700),
+    ("LPUSH", None, "LPUSH {key uniform 100} {value 64}", ["-c", "64"]),
+    ("LINDEX", "LPUSH {key sequence 100} {value 64}",
+     "LINDEX {key uniform 100} {rand 10000}", ["-c", "64"], 1_000_000),
+    ("SADD", None, "SADD {key uniform 100} {value 64}", ["-c", "64"]),
+    ("SISMEMBER", "SADD {key sequence 100} {key sequence 10007}",
+     "SISMEMBER {key uniform 100} {key uniform 10007}", ["-c", "64"], 1_000_700),
+]
+
 LINE = re.compile(r"qps: (\d+), conn: \d+, cnt: (\d+), avg: ([\d.]+)ms, p99: ([\d.]+)ms")
 
 
@@ -128,11 +146,11 @@ def run_bench(port, command, extra, seconds, client_cores, load=False, count=Non
 
 
 def measure(kind, case, args):
-    label, load, command, extra = case
+    label, load, command, extra = case[:4]
     srv = Server(kind, args.server_core, args.threads)
     try:
         if load:
-            n = int(re.search(r"sequence (\d+)", load).group(1))
+            n = case[4] if len(case) > 4 else int(re.search(r"sequence (\d+)", load).group(1))
             run_bench(srv.port, load, [], args.seconds, args.client_cores, load=True, count=n)
         cpu0 = cpu_seconds(srv.proc.pid)
         qps, cnt, avg, p99 = run_bench(srv.port, command, extra, args.seconds, args.client_cores)
@@ -242,6 +260,62 @@ def main_conns(args):
     print("\n".join(table))
 
 
+# The whitepaper's data sets: (label, load command, element count at scale 1).
+MEMORY_SETS = [
+    ("1,000,000 strings, 64-byte values", "SET {key sequence 1000000} {value 64}", 1_000_000),
+    ("1,000 hashes x 10,007 fields, 64-byte values", "HSET {key sequence 1000} {key sequence 10007} {value 64}", 10_007_000),
+    ("1,000 sets x 10,007 members", "SADD {key sequence 1000} {key sequence 10007}", 10_007_000),
+    ("1,000 zsets x 10,007 members", "ZADD {key sequence 1000} {rand 70000} {key sequence 10007}", 10_007_000),
+    ("1,000 lists x 10,000 64-byte elements", "LPUSH {key sequence 1000} {value 64}", 10_000_000),
+]
+
+
+def info_memory(port):
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(b"INFO memory\r\n")
+        data = b""
+        while True:
+            data += s.recv(65536)
+            head, _, rest = data.partition(b"\r\n")
+            if head.startswith(b"$") and len(rest) >= int(head[1:]):
+                break
+    fields = dict(l.split(":", 1) for l in rest.decode().split("\r\n") if ":" in l)
+    return int(fields["used_memory"]), int(fields["used_memory_rss"])
+
+
+def main_memory(args):
+    rows = []
+    for label, load, count in MEMORY_SETS:
+        n = int(count * args.scale)
+        res = {}
+        for kind in ["redis", "tessera"]:
+            srv = Server(kind, args.server_core, args.threads)
+            try:
+                run_bench(srv.port, load, [], args.seconds, args.client_cores, load=True, count=n)
+                time.sleep(2)
+                res[kind] = info_memory(srv.port)
+            finally:
+                srv.stop()
+        print(label, res, flush=True)
+        rows.append((label, load, n, res))
+    table = [
+        f"Measured {time.strftime('%Y-%m-%d')}: `python3 scripts/bench.py --section memory --scale {args.scale}`. "
+        "Each data set is loaded into a fresh server with `resp-benchmark --load -c 64 -P 16 -n N \"<command>\"`; "
+        "INFO memory is read 2 s later.",
+        "",
+        "| data set | load command | N | redis used / RSS MB | Tessera used / RSS MB | RSS ratio |",
+        "| --- | --- | ---: | --- | --- | ---: |",
+    ]
+    mb = lambda b: b / 1048576
+    for label, load, n, res in rows:
+        r, t = res["redis"], res["tessera"]
+        table.append(
+            f"| {label} | `{load}` | {n} | {mb(r[0]):.1f} / {mb(r[1]):.1f} | {mb(t[0]):.1f} / {mb(t[1]):.1f} | {t[1] / r[1]:.2f}x |"
+        )
+    write_section(args.output, "memory", "\n".join(table))
+    print("\n".join(table))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=int, default=5)
@@ -252,6 +326,7 @@ def main():
     ap.add_argument("--section", default="core")
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--keys", type=int, default=10_000_000, help="keys for --section load")
+    ap.add_argument("--scale", type=float, default=1.0, help="data-set size factor for --section memory")
     ap.add_argument("--idle", type=int, default=10_000, help="idle connections for --section conns")
     ap.add_argument("--output", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     args = ap.parse_args()
@@ -262,7 +337,9 @@ def main():
         return main_load(args)
     if args.section == "conns":
         return main_conns(args)
-    cases = {"core": CORE_CASES}[args.section]
+    if args.section == "memory":
+        return main_memory(args)
+    cases = {"core": CORE_CASES, "collections": COLLECTION_CASES}[args.section]
 
     rows = []
     for case in cases:
@@ -285,7 +362,7 @@ def main():
         "| case | resp-benchmark command | redis QPS | Tessera QPS | QPS ratio | redis avg / p99 ms | Tessera avg / p99 ms | redis CPU µs/req | Tessera CPU µs/req | per-core capacity ratio |",
         "| --- | --- | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: |",
     ]
-    for (label, load, command, extra), med in rows:
+    for (label, load, command, extra, *_), med in rows:
         r, t = med["redis"], med["tessera"]
         cmdline = f"`resp-benchmark {' '.join(extra)} -s {args.seconds} \"{command}\"`"
         if load:
