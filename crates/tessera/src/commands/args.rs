@@ -63,11 +63,14 @@ pub fn block_timeout(arg: &[u8], now_ms: i64) -> Result<Option<i64>, CmdError> {
     let secs = crate::util::numbers::parse_f64(arg)
         .filter(|v| !v.is_nan())
         .ok_or_else(|| CmdError::msg("ERR timeout is not a float or out of range"))?;
-    let ms = secs * 1000.0;
-    if ms > i64::MAX as f64 {
-        return Err(CmdError::msg("ERR timeout is out of range"));
-    }
-    let ms = ms.ceil() as i64;
+    let ms = (secs * 1000.0).ceil();
+    // Redis converts with a C cast, which on x86-64 turns anything out of
+    // range (inf included) into i64::MIN: reported as a negative timeout.
+    let ms = if ms >= i64::MAX as f64 || ms < i64::MIN as f64 {
+        i64::MIN
+    } else {
+        ms as i64
+    };
     if ms < 0 {
         return Err(CmdError::msg("ERR timeout is negative"));
     }

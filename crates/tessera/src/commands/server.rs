@@ -497,9 +497,10 @@ fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
         "clients" => {
             let _ = write!(
                 t,
-                "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:0\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n",
+                "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:{}\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n",
                 srv.clients.connected(),
                 cfg.maxclients(),
+                srv.blocking.blocked_clients(),
             );
         }
         "memory" => {

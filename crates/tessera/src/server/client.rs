@@ -67,6 +67,8 @@ pub struct ClientInfo {
     pub total_in: AtomicU64,
     pub total_out: AtomicU64,
     pub is_monitor: AtomicBool,
+    /// Blocked by BLPOP and friends (flag `b` in CLIENT LIST).
+    pub blocked: AtomicBool,
     pub no_evict: AtomicBool,
     pub no_touch: AtomicBool,
     pub authenticated: AtomicBool,
@@ -99,6 +101,7 @@ impl ClientInfo {
             total_in: AtomicU64::new(0),
             total_out: AtomicU64::new(0),
             is_monitor: AtomicBool::new(false),
+            blocked: AtomicBool::new(false),
             no_evict: AtomicBool::new(false),
             no_touch: AtomicBool::new(false),
             authenticated: AtomicBool::new(false),
@@ -146,6 +149,9 @@ impl ClientInfo {
         let mut flags = String::new();
         if self.is_monitor.load(Relaxed) {
             flags.push('O');
+        }
+        if self.blocked.load(Relaxed) {
+            flags.push('b');
         }
         if self.no_evict.load(Relaxed) {
             flags.push('e');

@@ -213,6 +213,7 @@ async fn wait_blocked(
     let waiter = Waiter::new(client.id);
     let registry = &srv.blocking;
     registry.register(request.db, &request.keys, &waiter);
+    client.info.blocked.store(true, Relaxed);
     // A push may have landed between the handler's check and registering.
     for k in &request.keys {
         registry.signal(request.db, k);
@@ -270,6 +271,7 @@ async fn wait_blocked(
         }
     };
     registry.unregister(request.db, &request.keys, &waiter);
+    client.info.blocked.store(false, Relaxed);
     // Let the next client in line look at what is left.
     for k in &request.keys {
         registry.signal(request.db, k);

@@ -58,7 +58,20 @@ struct Block {
     /// slack for pushes at the front.
     head: u32,
     buf: Vec<u8>,
+    /// Checkpoint spacing (meaningful while `ck_n > 0`).
+    ck_step: u8,
+    /// How many of `ck` are valid.
+    ck_n: u8,
+    /// `ck[i]`: offset from `head` of element `ck_step * (i + 1)`, so a
+    /// positional lookup walks at most `ck_step` elements (plus what was
+    /// appended since the checkpoints were built). Built lazily by the
+    /// first positional lookup into the block, dropped when elements
+    /// before the end move, cut back when the end is popped.
+    ck: [u16; CHECKPOINTS],
 }
+
+/// Checkpoints per block (a block of up to 8 × step elements is covered).
+const CHECKPOINTS: usize = 7;
 
 /// Which end of a list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,8 +153,16 @@ fn size_class(n: usize) -> usize {
 
 impl Block {
     fn with_one(start: i64, v: &[u8]) -> Block {
+        Block::open_back(start, v, 0)
+    }
+
+    /// A new tail block holding `v`, with room for about `expect` bytes:
+    /// when the list already has a full block, the next one will most
+    /// likely fill up too, so it is allocated whole at once instead of
+    /// growing through every size class.
+    fn open_back(start: i64, v: &[u8], expect: usize) -> Block {
         let need = encoded_len(v);
-        let mut buf = Vec::with_capacity(size_class(need));
+        let mut buf = Vec::with_capacity(size_class(need.max(expect)));
         buf.resize(need, 0);
         let h = write_header(&mut buf, v.len());
         buf[h..].copy_from_slice(v);
@@ -150,6 +171,30 @@ impl Block {
             count: 1,
             head: 0,
             buf,
+            ck_step: 0,
+            ck_n: 0,
+            ck: [0; CHECKPOINTS],
+        }
+    }
+
+    /// A new head block holding `v` at the end of its buffer, leaving the
+    /// room before it (about `expect` bytes in all) for further pushes at
+    /// the front.
+    fn open_front(start: i64, v: &[u8], expect: usize) -> Block {
+        let need = encoded_len(v);
+        let cap = size_class(need.max(expect));
+        let mut buf = vec![0u8; cap];
+        let at = cap - need;
+        let h = write_header(&mut buf[at..], v.len());
+        buf[at + h..].copy_from_slice(v);
+        Block {
+            start,
+            count: 1,
+            head: at as u32,
+            buf,
+            ck_step: 0,
+            ck_n: 0,
+            ck: [0; CHECKPOINTS],
         }
     }
 
@@ -168,16 +213,78 @@ impl Block {
         self.count < MAX_BLOCK_ITEMS && self.live_len() + extra <= MAX_BLOCK_BYTES
     }
 
-    /// Byte offset (within `buf`) of element `j` of the block.
+    /// Byte offset (within `buf`) of element `j` of the block, from the
+    /// nearest checkpoint at or before it.
     #[inline]
     fn offset_of(&self, j: u32) -> usize {
         let buf = &self.buf[..];
         let mut pos = self.head as usize;
-        for _ in 0..j {
+        let mut left = j;
+        if self.ck_n != 0 {
+            let step = self.ck_step as u32;
+            let c = (j / step).min(self.ck_n as u32);
+            if c > 0 {
+                pos += self.ck[c as usize - 1] as usize;
+                left = j - c * step;
+            }
+        }
+        for _ in 0..left {
             let (s, l) = read_at(buf, pos);
             pos = s + l;
         }
         pos
+    }
+
+    /// [`offset_of`](Self::offset_of), first (re)building the checkpoints
+    /// when the walk would be long.
+    #[inline]
+    fn offset_of_mut(&mut self, j: u32) -> usize {
+        let step = self.ck_step as u32;
+        let stale = if self.ck_n == 0 {
+            j >= 8
+        } else {
+            j >= step * (self.ck_n as u32 + 2)
+        };
+        if stale {
+            self.build_checkpoints();
+        }
+        self.offset_of(j)
+    }
+
+    /// Drops the checkpoints past the last element (after removals at the
+    /// end: new elements appended there later sit elsewhere).
+    #[inline]
+    fn cut_checkpoints(&mut self) {
+        if self.ck_n != 0 {
+            let valid = self.count.saturating_sub(1) / self.ck_step as u32;
+            self.ck_n = self.ck_n.min(valid.min(CHECKPOINTS as u32) as u8);
+        }
+    }
+
+    fn build_checkpoints(&mut self) {
+        let step = self.count.div_ceil(CHECKPOINTS as u32 + 1).max(1);
+        // Offsets from `head` fit in u16: a block of several elements stays
+        // within MAX_BLOCK_BYTES.
+        self.ck_n = 0;
+        if step > u8::MAX as u32 || self.live_len() > u16::MAX as usize {
+            return;
+        }
+        let head = self.head as usize;
+        let mut pos = head;
+        let mut c = 0;
+        for i in 1..self.count {
+            let (s, l) = read_at(&self.buf, pos);
+            pos = s + l;
+            if i % step == 0 {
+                self.ck[c] = (pos - head) as u16;
+                c += 1;
+                if c == CHECKPOINTS {
+                    break;
+                }
+            }
+        }
+        self.ck_step = step as u8;
+        self.ck_n = c as u8;
     }
 
     #[inline]
@@ -234,6 +341,7 @@ impl Block {
         self.buf[at + h..at + need].copy_from_slice(v);
         self.head = at as u32;
         self.count += 1;
+        self.ck_n = 0;
     }
 
     /// Removes the first element, handing its bytes to `f`.
@@ -242,6 +350,7 @@ impl Block {
         let r = f(&self.buf[s..s + l]);
         self.head = (s + l) as u32;
         self.count -= 1;
+        self.ck_n = 0;
         r
     }
 
@@ -252,11 +361,15 @@ impl Block {
         let r = f(&self.buf[s..s + l]);
         self.buf.truncate(pos);
         self.count -= 1;
+        self.cut_checkpoints();
         r
     }
 
     /// Replaces bytes `from..to` of `buf` with `with`.
     fn splice(&mut self, from: usize, to: usize, with: &[u8]) {
+        if to - from != with.len() {
+            self.ck_n = 0;
+        }
         if to - from == with.len() {
             self.buf[from..to].copy_from_slice(with);
             return;
@@ -284,6 +397,15 @@ impl Block {
 
     fn heap_size(&self) -> usize {
         self.buf.capacity()
+    }
+}
+
+/// Makes room for one more block, growing the deque by a quarter rather
+/// than doubling it: its slack is per-list memory that large lists pay.
+#[inline]
+fn reserve_block(blocks: &mut VecDeque<Block>) {
+    if blocks.len() == blocks.capacity() {
+        blocks.reserve_exact((blocks.len() / 4).max(4));
     }
 }
 
@@ -368,8 +490,9 @@ impl ListValue {
                     b.start -= 1;
                 }
                 Some(b) => {
-                    let start = b.start - 1;
-                    inner.blocks.push_front(Block::with_one(start, v));
+                    let (start, expect) = (b.start - 1, b.live_len().min(MAX_BLOCK_BYTES));
+                    reserve_block(&mut inner.blocks);
+                    inner.blocks.push_front(Block::open_front(start, v, expect));
                 }
                 None => inner.blocks.push_front(Block::with_one(0, v)),
             },
@@ -377,7 +500,9 @@ impl ListValue {
                 Some(b) if b.fits(extra) => b.push_back(v),
                 Some(b) => {
                     let start = b.start + b.count as i64;
-                    inner.blocks.push_back(Block::with_one(start, v));
+                    let expect = b.live_len().min(MAX_BLOCK_BYTES);
+                    reserve_block(&mut inner.blocks);
+                    inner.blocks.push_back(Block::open_back(start, v, expect));
                 }
                 None => inner.blocks.push_back(Block::with_one(0, v)),
             },
@@ -449,6 +574,21 @@ impl ListValue {
         Some(self.inner.blocks[k].get(j))
     }
 
+    /// [`get`](Self::get) for repeated positional reads (LINDEX): builds
+    /// the block's checkpoints on the way when the walk would be long, so
+    /// later lookups into the same block walk a handful of elements.
+    #[inline]
+    pub fn get_indexed(&mut self, i: usize) -> Option<&[u8]> {
+        if i >= self.inner.len {
+            return None;
+        }
+        let (k, j) = self.locate(i);
+        let b = &mut self.inner.blocks[k];
+        let pos = b.offset_of_mut(j);
+        let (s, l) = read_at(&b.buf, pos);
+        Some(&b.buf[s..s + l])
+    }
+
     /// Normalizes a Redis index (negative counts from the tail).
     pub fn index(&self, i: i64) -> Option<usize> {
         let len = self.inner.len as i64;
@@ -463,7 +603,7 @@ impl ListValue {
         }
         let (k, j) = self.locate(i);
         let b = &mut self.inner.blocks[k];
-        let pos = b.offset_of(j);
+        let pos = b.offset_of_mut(j);
         let (s, l) = read_at(&b.buf, pos);
         let mut enc = Vec::with_capacity(encoded_len(v));
         enc.resize(header_len(v.len()), 0);
@@ -493,7 +633,7 @@ impl ListValue {
         let inner = &mut *self.inner;
         {
             let b = &mut inner.blocks[k];
-            let pos = b.offset_of(j);
+            let pos = b.offset_of_mut(j);
             b.splice(pos, pos, &enc);
             b.count += 1;
         }
@@ -553,6 +693,7 @@ impl ListValue {
                 let pos = b.offset_of(left as u32);
                 b.head = pos as u32;
                 b.count -= left as u32;
+                b.ck_n = 0;
                 b.start += left as i64;
                 b.compact();
                 left = 0;
@@ -570,6 +711,7 @@ impl ListValue {
                 let pos = b.offset_of(keep);
                 b.buf.truncate(pos);
                 b.count = keep;
+                b.cut_checkpoints();
                 b.compact();
                 right = 0;
             }
@@ -627,6 +769,7 @@ impl ListValue {
             b.buf = nb;
             b.head = 0;
             b.count = kept;
+            b.ck_n = 0;
             b.compact();
         }
         if removed > 0 {
@@ -784,7 +927,7 @@ mod tests {
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
 
-    fn check(l: &ListValue, model: &VecDeque<Vec<u8>>) {
+    fn check(l: &mut ListValue, model: &VecDeque<Vec<u8>>) {
         assert_eq!(l.len(), model.len());
         let got: Vec<&[u8]> = l.iter().collect();
         let want: Vec<&[u8]> = model.iter().map(|v| v.as_slice()).collect();
@@ -794,6 +937,9 @@ mod tests {
         assert_eq!(rev, want);
         for (i, v) in model.iter().enumerate() {
             assert_eq!(l.get(i), Some(v.as_slice()), "index {i}");
+        }
+        for (i, v) in model.iter().enumerate().rev() {
+            assert_eq!(l.get_indexed(i), Some(v.as_slice()), "indexed {i}");
         }
         assert_eq!(l.get(model.len()), None);
         // Block invariants.
@@ -813,6 +959,7 @@ mod tests {
 
     fn value(rng: &mut StdRng) -> Vec<u8> {
         let len = match rng.gen_range(0..20) {
+            2..=4 => 64,
             0 => rng.gen_range(100..300),
             1 if rng.gen_bool(0.1) => rng.gen_range(4000..20000),
             _ => rng.gen_range(0..10),
@@ -827,7 +974,7 @@ mod tests {
             let mut l = ListValue::new();
             let mut m: VecDeque<Vec<u8>> = VecDeque::new();
             for step in 0..3000 {
-                match rng.gen_range(0..12) {
+                match rng.gen_range(0..14) {
                     0..=2 => {
                         let v = value(&mut rng);
                         l.push(End::Head, &v);
@@ -861,6 +1008,13 @@ mod tests {
                         } else {
                             m.drain(..a);
                             m.truncate(m.len() - b);
+                        }
+                    }
+                    12..=13 if !m.is_empty() => {
+                        // Positional reads build checkpoints the next mutations must respect.
+                        for _ in 0..3 {
+                            let i = rng.gen_range(0..m.len());
+                            assert_eq!(l.get_indexed(i), Some(m[i].as_slice()));
                         }
                     }
                     11 if rng.gen_bool(0.2) => {
@@ -897,7 +1051,7 @@ mod tests {
                     _ => {}
                 }
                 if step % 97 == 0 {
-                    check(&l, &m);
+                    check(&mut l, &m);
                     if !m.is_empty() {
                         let from = rng.gen_range(0..m.len());
                         let got: Vec<&[u8]> = l.iter_from(from).collect();
@@ -914,7 +1068,7 @@ mod tests {
                     }
                 }
             }
-            check(&l, &m);
+            check(&mut l, &m);
         }
     }
 
@@ -963,6 +1117,40 @@ mod tests {
         }
         let per = l.heap_size() as f64 / 10_000.0;
         assert!(per < 67.0, "{per} bytes per element (LPUSH)");
+    }
+
+    #[test]
+    fn checkpoints_survive_pops_and_pushes_at_the_back() {
+        let mut l = ListValue::new();
+        let mut m: VecDeque<Vec<u8>> = VecDeque::new();
+        for i in 0..60 {
+            let v = format!("{i}").into_bytes();
+            l.push(End::Tail, &v);
+            m.push_back(v);
+        }
+        for (i, v) in m.iter().enumerate() {
+            assert_eq!(l.get_indexed(i), Some(v.as_slice()));
+        }
+        for _ in 0..20 {
+            assert_eq!(l.pop(End::Tail), m.pop_back());
+        }
+        for i in 0..15 {
+            let v = vec![b'x'; i * 3];
+            l.push(End::Tail, &v);
+            m.push_back(v);
+        }
+        for (i, v) in m.iter().enumerate() {
+            assert_eq!(l.get(i), Some(v.as_slice()), "{i}");
+            assert_eq!(l.get_indexed(i), Some(v.as_slice()), "{i}");
+        }
+        l.trim(0, 30);
+        m.truncate(m.len() - 30);
+        for i in 0..10 {
+            let v = vec![b'y'; i];
+            l.push(End::Tail, &v);
+            m.push_back(v);
+        }
+        check(&mut l, &m);
     }
 
     #[test]
