@@ -180,7 +180,7 @@ pub fn legacy_range(specs: &[KeySpecDef]) -> (i32, i32, i32, bool) {
 /// Indices of the key arguments of `args` (the command name at 0) by the
 /// key specs, in spec order. Arguments a spec points past the end of are
 /// skipped.
-pub fn key_positions(specs: &[KeySpecDef], args: &[&[u8]]) -> Vec<usize> {
+pub fn key_positions(specs: &[KeySpecDef], args: &[&[u8]]) -> Result<Vec<usize>, InvalidKeyArgs> {
     let argc = args.len() as i64;
     let mut out = Vec::new();
     for s in specs {
@@ -203,8 +203,11 @@ pub fn key_positions(specs: &[KeySpecDef], args: &[&[u8]]) -> Vec<usize> {
             }
             BeginSearch::Unknown => continue,
         };
-        if start <= 0 || start >= argc {
+        if start <= 0 {
             continue;
+        }
+        if start >= argc {
+            return Err(InvalidKeyArgs);
         }
         let (first, last, step) = match s.find_keys {
             FindKeys::Range {
@@ -229,10 +232,10 @@ pub fn key_positions(specs: &[KeySpecDef], args: &[&[u8]]) -> Vec<usize> {
                 let at = start + keynumidx as i64;
                 let Some(n) = args
                     .get(at as usize)
-                    .and_then(|a| std::str::from_utf8(a).ok())
-                    .and_then(|a| a.parse::<i64>().ok())
+                    .and_then(|a| crate::util::numbers::parse_i64(a))
+                    .filter(|n| *n >= 0)
                 else {
-                    continue;
+                    return Err(InvalidKeyArgs);
                 };
                 let first = start + firstkey as i64;
                 let step = keystep.max(1) as i64;
@@ -240,14 +243,24 @@ pub fn key_positions(specs: &[KeySpecDef], args: &[&[u8]]) -> Vec<usize> {
             }
             FindKeys::Unknown => continue,
         };
+        // Out-of-range bounds mean the arguments do not fit the spec, as
+        // Redis decides it (numkeys 0 included).
+        if last >= argc || last < first || first >= argc {
+            return Err(InvalidKeyArgs);
+        }
         let mut i = first;
         while i <= last && i < argc {
             out.push(i as usize);
             i += step;
         }
     }
-    out
+    Ok(out)
 }
+
+/// The arguments do not match the command's key specs (bad numkeys, keys
+/// beyond the end).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InvalidKeyArgs;
 
 /// COMMAND DOCS `doc_flags`.
 pub mod docflags {
@@ -278,6 +291,8 @@ pub mod arg {
         /// A key; the index of the key spec that covers it.
         Key(u16),
         Pattern,
+        /// A pattern that names keys (SORT BY/GET), covered by a key spec.
+        PatternKey(u16),
         UnixTime,
         PureToken,
         Oneof,
@@ -291,7 +306,7 @@ pub mod arg {
                 ArgType::Integer => "integer",
                 ArgType::Double => "double",
                 ArgType::Key(_) => "key",
-                ArgType::Pattern => "pattern",
+                ArgType::Pattern | ArgType::PatternKey(_) => "pattern",
                 ArgType::UnixTime => "unix-time",
                 ArgType::PureToken => "pure-token",
                 ArgType::Oneof => "oneof",
@@ -337,6 +352,10 @@ pub mod arg {
     }
     pub const fn pattern(name: &'static str) -> Arg {
         new(name, ArgType::Pattern, &[])
+    }
+    /// A pattern whose matches are keys covered by key spec `spec`.
+    pub const fn pattern_key(name: &'static str, spec: u16) -> Arg {
+        new(name, ArgType::PatternKey(spec), &[])
     }
     pub const fn unix_time(name: &'static str) -> Arg {
         new(name, ArgType::UnixTime, &[])
@@ -392,6 +411,7 @@ mod tests {
     fn keys<'a>(specs: &[KeySpecDef], line: &'a str) -> Vec<&'a str> {
         let args: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
         key_positions(specs, &args)
+            .unwrap_or_default()
             .into_iter()
             .map(|i| line.split(' ').nth(i).unwrap())
             .collect()

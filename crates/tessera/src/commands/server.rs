@@ -1082,7 +1082,7 @@ fn doc_args(out: &mut ReplyBuf, args: &[a::Arg]) {
     out.array(args.len());
     for arg in args {
         let key_spec = match arg.kind {
-            a::ArgType::Key(i) => Some(i),
+            a::ArgType::Key(i) | a::ArgType::PatternKey(i) => Some(i),
             _ => None,
         };
         let fields = 2
@@ -1168,8 +1168,14 @@ fn command_getkeys(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             "ERR Invalid number of arguments specified for command",
         ));
     }
-    let idx = c.key_indices(target);
+    let Ok(idx) = c.key_indices(target) else {
+        return Err(CmdError::msg("ERR Invalid arguments specified for command"));
+    };
     if idx.is_empty() {
+        if c.has(NO_MANDATORY_KEYS) {
+            ctx.out.array(0);
+            return Ok(());
+        }
         return Err(CmdError::msg("ERR The command has no key arguments"));
     }
     ctx.out.array(idx.len());

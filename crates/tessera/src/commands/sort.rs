@@ -59,11 +59,11 @@ pub static COMMANDS: &[CommandSpec] = &[
     ])
     .args(&[
         a::key("key", 0),
-        a::pattern("pattern").token("BY").optional(),
+        a::pattern_key("pattern", 1).token("BY").optional(),
         a::block("offset_count", &[a::integer("offset"), a::integer("count")])
             .token("LIMIT")
             .optional(),
-        a::pattern("pattern")
+        a::pattern_key("pattern", 1)
             .token("GET")
             .optional()
             .multiple()
@@ -71,7 +71,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         a::oneof("order", &[a::pure("asc", "ASC"), a::pure("desc", "DESC")]).optional(),
         a::pure("sorting", "ALPHA").optional(),
         a::key("destination", 2).token("STORE").optional(),
-    ]),
+    ])
+    .getkeys(sort_keys),
     CommandSpec::new(
         "sort_ro",
         -2,
@@ -86,11 +87,11 @@ pub static COMMANDS: &[CommandSpec] = &[
     .key_specs(&[ks(RO | ACCESS, 1, 0, 1), BY_GET_SPEC])
     .args(&[
         a::key("key", 0),
-        a::pattern("pattern").token("BY").optional(),
+        a::pattern_key("pattern", 1).token("BY").optional(),
         a::block("offset_count", &[a::integer("offset"), a::integer("count")])
             .token("LIMIT")
             .optional(),
-        a::pattern("pattern")
+        a::pattern_key("pattern", 1)
             .token("GET")
             .optional()
             .multiple()
@@ -230,6 +231,28 @@ struct Item {
     score: f64,
     /// The BY value for ALPHA with BY (None: its key is missing).
     cmp: Option<Vec<u8>>,
+}
+
+/// SORT's keys for COMMAND GETKEYS (and later EXEC locking): the sorted
+/// key and the last STORE destination, skipping the arguments of LIMIT, GET
+/// and BY the way Redis scans them.
+fn sort_keys(args: &[&[u8]]) -> Result<Vec<usize>, super::meta::InvalidKeyArgs> {
+    let mut keys = vec![1];
+    let mut store = None;
+    let mut i = 2;
+    while i < args.len() {
+        let a = args[i];
+        if a.eq_ignore_ascii_case(b"limit") {
+            i += 2;
+        } else if a.eq_ignore_ascii_case(b"get") || a.eq_ignore_ascii_case(b"by") {
+            i += 1;
+        } else if a.eq_ignore_ascii_case(b"store") && i + 1 < args.len() {
+            store = Some(i + 1);
+        }
+        i += 1;
+    }
+    keys.extend(store);
+    Ok(keys)
 }
 
 fn sort(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
