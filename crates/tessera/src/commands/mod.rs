@@ -22,6 +22,7 @@ pub mod list;
 pub mod meta;
 pub mod server;
 pub mod set;
+pub mod sort;
 pub mod string;
 pub mod zset;
 
@@ -174,7 +175,13 @@ pub struct CommandSpec {
     pub args: &'static [meta::arg::Arg],
     pub handler: Handler,
     pub subcommands: &'static [CommandSpec],
+    /// Key extraction for commands whose key specs cannot find all keys
+    /// (Redis's getkeys_proc: SORT ... STORE dst).
+    pub getkeys: Option<GetKeys>,
 }
+
+/// Positions of a command's keys in its arguments, or invalid arguments.
+pub type GetKeys = fn(&[&[u8]]) -> Result<Vec<usize>, meta::InvalidKeyArgs>;
 
 impl CommandSpec {
     /// A command with no keys, ACL categories beyond its flags', tips,
@@ -206,7 +213,13 @@ impl CommandSpec {
             args: &[],
             handler,
             subcommands: &[],
+            getkeys: None,
         }
+    }
+
+    pub const fn getkeys(mut self, f: GetKeys) -> Self {
+        self.getkeys = Some(f);
+        self
     }
 
     pub const fn acl(mut self, acl: u32) -> Self {
@@ -317,7 +330,10 @@ impl CommandSpec {
     /// Indices of the key arguments in `args` (command name at 0; for a
     /// subcommand, the container's name at 0 and the subcommand's at 1) by
     /// the declared key specs.
-    pub fn key_indices(&self, args: &[&[u8]]) -> Vec<usize> {
+    pub fn key_indices(&self, args: &[&[u8]]) -> Result<Vec<usize>, meta::InvalidKeyArgs> {
+        if let Some(f) = self.getkeys {
+            return f(args);
+        }
         meta::key_positions(self.key_specs, args)
     }
 }
@@ -332,6 +348,7 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
         .chain(list::COMMANDS)
         .chain(set::COMMANDS)
         .chain(zset::COMMANDS)
+        .chain(sort::COMMANDS)
         .chain(connection::COMMANDS)
         .chain(server::COMMANDS)
 }
