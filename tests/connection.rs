@@ -748,7 +748,10 @@ fn client_unblock_of_a_client_that_is_not_blocked() {
     let id = client_id(&mut b);
     let id_text = id.to_string();
     assert_eq!(a.call(&["CLIENT", "UNBLOCK", &id_text]), Frame::Integer(0));
-    assert_eq!(a.call(&["CLIENT", "UNBLOCK", &id_text, "ERROR"]), Frame::Integer(0));
+    assert_eq!(
+        a.call(&["CLIENT", "UNBLOCK", &id_text, "ERROR"]),
+        Frame::Integer(0)
+    );
     assert_eq!(a.call(&["CLIENT", "UNBLOCK", "999999"]), Frame::Integer(0));
     assert_eq!(
         a.call(&["CLIENT", "UNBLOCK", &id_text, "later"]),

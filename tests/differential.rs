@@ -13,10 +13,18 @@ mod expire;
 mod gen;
 #[path = "differential/harness.rs"]
 mod harness;
+#[path = "differential/hashes.rs"]
+mod hashes;
 #[path = "differential/keyspace.rs"]
 mod keyspace;
+#[path = "differential/lists.rs"]
+mod lists;
+#[path = "differential/sets.rs"]
+mod sets;
 #[path = "differential/strings.rs"]
 mod strings;
+#[path = "differential/zsets.rs"]
+mod zsets;
 
 #[test]
 fn strings() {
@@ -31,4 +39,29 @@ fn keyspace() {
 #[test]
 fn expire() {
     harness::run_family(&expire::FAMILY);
+}
+
+#[test]
+fn lists() {
+    harness::run_family(&lists::FAMILY);
+}
+
+#[test]
+fn sort() {
+    harness::run_family(&lists::SORT_FAMILY);
+}
+
+#[test]
+fn zsets() {
+    harness::run_family(&zsets::FAMILY);
+}
+
+#[test]
+fn hashes() {
+    harness::run_family(&hashes::FAMILY);
+}
+
+#[test]
+fn sets() {
+    harness::run_family(&sets::FAMILY);
 }

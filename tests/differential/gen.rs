@@ -27,12 +27,28 @@ pub enum Cmp {
     /// RANDOMKEY-like: run on its own; nil on one side iff nil on the other, and a returned key
     /// must exist (checked with EXISTS on the same server right away).
     RandomKey,
+    /// A reply with a random part (ZRANDMEMBER, SRANDMEMBER, ...): `check(reference, target)`
+    /// decides, e.g. same shape and only members the reference could have returned.
+    Check(fn(&super::common::Frame, &super::common::Frame) -> bool),
+    /// A command with a random effect (SPOP, or a random read checked against the reference's
+    /// state), run on its own: the function sends the command itself to one or both servers
+    /// (reference first), plus whatever it needs to check the outcome and to keep the two in step
+    /// (e.g. replaying on the reference the members SPOP removed on the target).
+    /// `Err((reference, target))` describes a mismatch.
+    Custom(CustomFn),
 }
+
+/// See [`Cmp::Custom`].
+pub type CustomFn = fn(
+    &[Vec<u8>],
+    &mut super::common::RawClient,
+    &mut super::common::RawClient,
+) -> Result<(), (String, String)>;
 
 impl Cmp {
     /// Whether the command must run on its own rather than inside a pipelined batch.
     pub fn is_sync(&self) -> bool {
-        matches!(self, Cmp::ScanAll { .. } | Cmp::RandomKey)
+        matches!(self, Cmp::ScanAll { .. } | Cmp::RandomKey | Cmp::Custom(_))
     }
 }
 
@@ -64,6 +80,32 @@ pub type GenFn = fn(&mut StdRng, &Ctx) -> Cmd;
 pub struct Family {
     pub name: &'static str,
     pub gen: GenFn,
+}
+
+/// A [`Cmp::Check`] for HGETALL-like replies whose pair order Redis leaves unspecified: the same
+/// frame type (RESP2 flat array, RESP3 map) holding the same (field, value) pairs in any order.
+/// Anything else must be identical.
+pub fn unordered_pairs(r: &super::common::Frame, t: &super::common::Frame) -> bool {
+    use super::common::{fmt_frame, Frame};
+    fn pairs(f: &Frame) -> Option<Vec<(String, String)>> {
+        let mut v: Vec<(String, String)> = match f {
+            Frame::Array(items) if items.len() % 2 == 0 => items
+                .chunks(2)
+                .map(|p| (fmt_frame(&p[0]), fmt_frame(&p[1])))
+                .collect(),
+            Frame::Map(entries) => entries
+                .iter()
+                .map(|(k, v)| (fmt_frame(k), fmt_frame(v)))
+                .collect(),
+            _ => return None,
+        };
+        v.sort();
+        Some(v)
+    }
+    match (pairs(r), pairs(t)) {
+        (Some(a), Some(b)) => std::mem::discriminant(r) == std::mem::discriminant(t) && a == b,
+        _ => r == t,
+    }
 }
 
 /// Command builder: `cmd(rng, "SET").arg(k).arg(v).exact()`.

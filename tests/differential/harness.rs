@@ -421,6 +421,11 @@ impl Run<'_> {
                     }
                 }
             }
+            Cmp::Custom(run) => {
+                if let Err((r, t)) = run(&c.args, &mut self.reference.conn, &mut self.target.conn) {
+                    self.fail(step, "check failed", &c.args, &r, &t);
+                }
+            }
             _ => unreachable!("not a sync compare mode"),
         }
     }
@@ -462,6 +467,34 @@ impl Run<'_> {
                         Cmp::Exact,
                     );
                 }
+                let whole = if t == Frame::Simple(b"set".to_vec()) {
+                    Some((&b"SMEMBERS"[..], Cmp::Unordered))
+                } else if t == Frame::Simple(b"hash".to_vec()) {
+                    Some((&b"HGETALL"[..], Cmp::Check(super::gen::unordered_pairs)))
+                } else {
+                    None
+                };
+                if let Some((dump, cmp)) = whole {
+                    check(self, vec![dump.to_vec(), k.clone()], cmp);
+                    check(
+                        self,
+                        vec![b"OBJECT".to_vec(), b"ENCODING".to_vec(), k.clone()],
+                        Cmp::Exact,
+                    );
+                }
+                if t == Frame::Simple(b"list".to_vec()) {
+                    let all = [&b"LRANGE"[..], &k, b"0", b"-1"];
+                    check(self, all.iter().map(|a| a.to_vec()).collect(), Cmp::Exact);
+                }
+                if t == Frame::Simple(b"zset".to_vec()) {
+                    let all = [&b"ZRANGE"[..], &k, b"0", b"-1", b"WITHSCORES"];
+                    check(self, all.iter().map(|a| a.to_vec()).collect(), Cmp::Exact);
+                    check(
+                        self,
+                        vec![b"OBJECT".to_vec(), b"ENCODING".to_vec(), k.clone()],
+                        Cmp::Exact,
+                    );
+                }
             }
         }
     }
@@ -478,7 +511,7 @@ fn encode_all(cmds: &[&[Vec<u8>]]) -> Vec<u8> {
 /// Whether two replies match under a compare mode.
 fn equal(cmp: &Cmp, r: &Frame, t: &Frame) -> bool {
     match cmp {
-        Cmp::Exact | Cmp::ScanAll { .. } | Cmp::RandomKey => r == t,
+        Cmp::Exact | Cmp::ScanAll { .. } | Cmp::RandomKey | Cmp::Custom(_) => r == t,
         Cmp::Unordered => match (r, t) {
             (Frame::Array(a), Frame::Array(b)) | (Frame::Set(a), Frame::Set(b)) => {
                 sorted(a) == sorted(b)
@@ -489,6 +522,7 @@ fn equal(cmp: &Cmp, r: &Frame, t: &Frame) -> bool {
             (Frame::Integer(a), Frame::Integer(b)) if *a >= 0 && *b >= 0 => (a - b).abs() <= *tol,
             _ => r == t,
         },
+        Cmp::Check(check) => check(r, t),
     }
 }
 

@@ -341,3 +341,23 @@ impl Table {
             + self.expires.capacity() * (std::mem::size_of::<(Key, i64)>() + 16)
     }
 }
+
+#[cfg(test)]
+mod layout_tests {
+    /// Every key pays for one entry, so its size is watched: a value type
+    /// that grows it (instead of boxing its large encoding) costs memory on
+    /// every key of every type.
+    #[test]
+    fn entries_stay_small() {
+        eprintln!(
+            "Value={} Entry={} hash={} set={} zset={} list={}",
+            std::mem::size_of::<crate::types::Value>(),
+            std::mem::size_of::<super::Entry>(),
+            std::mem::size_of::<crate::types::HashValue>(),
+            std::mem::size_of::<crate::types::SetValue>(),
+            std::mem::size_of::<crate::types::ZSetValue>(),
+            std::mem::size_of::<crate::types::ListValue>(),
+        );
+        assert!(std::mem::size_of::<super::Entry>() <= 40);
+    }
+}
