@@ -100,7 +100,8 @@ struct Run<'a> {
 
 /// One run: fresh servers, `n` generated commands, then a full comparison of the final state.
 pub fn run(family: &Family, seed: u64, n: u64, resp3: bool) {
-    let collections = env_flag("DIFF_COLLECTIONS").unwrap_or(false);
+    // On by default now that the collection types exist; DIFF_COLLECTIONS=0 turns it off.
+    let collections = env_flag("DIFF_COLLECTIONS").unwrap_or(true);
     let batch = env_u64("DIFF_BATCH").unwrap_or(DEFAULT_BATCH as u64).max(1) as usize;
     let started = Instant::now();
     eprintln!(

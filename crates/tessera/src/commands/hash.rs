@@ -274,7 +274,7 @@ fn set_pairs(ctx: &mut Ctx, args: &[&[u8]], name: &str) -> Result<usize, CmdErro
                 for p in pairs.chunks_exact(2) {
                     added += h.set(p[0], p[1], &limits) as usize;
                 }
-                db.set(key, Value::Hash(h));
+                db.set(key, Value::Hash(Box::new(h)));
             }
         }
         Ok(added)
@@ -295,7 +295,7 @@ fn hsetnx(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             None => {
                 let mut h = HashValue::new();
                 h.set(field, value, &limits);
-                db.set(key, Value::Hash(h));
+                db.set(key, Value::Hash(Box::new(h)));
             }
         }
         Ok(true)
@@ -449,7 +449,7 @@ fn with_hash_or_create<R>(
         let mut h = HashValue::new();
         let r = f(&mut h);
         if !h.is_empty() {
-            db.set(key, Value::Hash(h));
+            db.set(key, Value::Hash(Box::new(h)));
         }
         r
     })

@@ -197,7 +197,7 @@ fn sadd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 for m in members {
                     n += s.add(m, &limits) as i64;
                 }
-                db.set(key, Value::Set(s));
+                db.set(key, Value::Set(Box::new(s)));
             }
         }
         Ok(n)
@@ -448,7 +448,7 @@ fn smove(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             None => {
                 let mut d = SetValue::new_for(member);
                 d.add(member, &limits);
-                db.set(dst, Value::Set(d));
+                db.set(dst, Value::Set(Box::new(d)));
             }
         }
         Ok(true)
@@ -627,7 +627,7 @@ fn algebra_store(ctx: &mut Ctx, dst: &[u8], keys: &[&[u8]], op: Op) -> CmdResult
         if n == 0 {
             db.remove(dst);
         } else {
-            db.set(dst, Value::Set(result));
+            db.set(dst, Value::Set(Box::new(result)));
         }
         Ok::<usize, CmdError>(n)
     })?;

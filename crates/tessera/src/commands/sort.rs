@@ -544,7 +544,7 @@ fn zset_to_skiplist(db: &mut Db, key: &[u8], limits: &Limits) {
                 zset_max_listpack_entries: 0,
                 ..*limits
             };
-            *z = ZSetValue::from_sorted(&refs, &big);
+            **z = ZSetValue::from_sorted(&refs, &big);
         }
     }
 }

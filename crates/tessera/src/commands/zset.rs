@@ -624,7 +624,7 @@ fn zadd_generic(ctx: &mut Ctx, args: &[&[u8]], incr_cmd: bool) -> CmdResult {
                     return Ok((0, 0, 0, 0.0));
                 }
                 let z = ZSetValue::for_first_member(&limits, pairs[1].len());
-                db.set(key, Value::ZSet(z));
+                db.set(key, Value::ZSet(Box::new(z)));
                 match db.get_write(key) {
                     Some(Entry {
                         value: Value::ZSet(z),
@@ -995,7 +995,7 @@ fn store_result(db: &mut Db, dst: &[u8], value: Option<ZSetValue>) -> usize {
     match value {
         Some(v) if !v.is_empty() => {
             let n = v.len();
-            db.set(dst, Value::ZSet(v));
+            db.set(dst, Value::ZSet(Box::new(v)));
             n
         }
         _ => {
@@ -1736,7 +1736,7 @@ fn zsetop(
                 continue;
             }
             let i = db.get_write(k).map(|e| {
-                let v = std::mem::replace(&mut e.value, Value::ZSet(ZSetValue::default()));
+                let v = std::mem::replace(&mut e.value, Value::ZSet(Box::default()));
                 taken.push((k, v));
                 taken.len() - 1
             });

@@ -18,10 +18,12 @@ pub use zset::ZSetValue;
 #[derive(Debug, Clone)]
 pub enum Value {
     Str(StrValue),
-    Hash(HashValue),
+    // Collections are boxed so that every entry stays small: a string key
+    // should not pay for the inline size of the largest collection header.
+    Hash(Box<HashValue>),
     List(ListValue),
-    Set(SetValue),
-    ZSet(ZSetValue),
+    Set(Box<SetValue>),
+    ZSet(Box<ZSetValue>),
 }
 
 impl Value {

@@ -669,7 +669,9 @@ mod tests {
                     0 => b"x".to_vec(),
                     1 => (i64::MIN + rng.gen_range(0..3)).to_string().into_bytes(),
                     2 => (40_000 + rng.gen_range(0..3)).to_string().into_bytes(),
-                    3 => (3_000_000_000i64 + rng.gen_range(0..3)).to_string().into_bytes(),
+                    3 => (3_000_000_000i64 + rng.gen_range(0..3))
+                        .to_string()
+                        .into_bytes(),
                     _ => rng.gen_range(-50i64..50).to_string().into_bytes(),
                 };
                 if rng.gen_bool(0.4) {
