@@ -161,8 +161,10 @@ def measure(kind, case, args):
         srv.stop()
 
 
-def latency_probe(port, stop, samples):
+def latency_probe(port, stop, samples, core=None):
     """One request at a time on its own connection; records each latency (ms)."""
+    if core is not None:
+        os.sched_setaffinity(0, {int(core)})
     with socket.create_connection(("127.0.0.1", port)) as s:
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         while not stop.is_set():
@@ -182,7 +184,7 @@ def load_latency(kind, args, keys):
     srv = Server(kind, args.server_core, args.threads)
     try:
         stop, samples = threading.Event(), []
-        probe = threading.Thread(target=latency_probe, args=(srv.port, stop, samples))
+        probe = threading.Thread(target=latency_probe, args=(srv.port, stop, samples, args.probe_core))
         probe.start()
         t0 = time.time()
         run_bench(srv.port, f"SET {{key sequence {keys}}} {{value 64}}", [], args.seconds,
@@ -205,11 +207,14 @@ def main_load(args):
         q, p99, p999, mx = results[kind]
         print(f"{kind:<8} load qps={q:.0f} probe p99={p99:.3f}ms p99.9={p999:.3f}ms max={mx:.3f}ms", flush=True)
     table = [
-        f"Measured {time.strftime('%Y-%m-%d')}: `python3 scripts/bench.py --section load --keys {keys}`. "
+        f"Measured {time.strftime('%Y-%m-%d')}: `python3 scripts/bench.py --section load --keys {keys}"
+        + (f" --probe-core {args.probe_core}" if args.probe_core else "")
+        + "`. "
         f"Each server (pinned to core {args.server_core}) is loaded with `resp-benchmark --load -c 64 -P 16 -n {keys} "
         f"\"SET {{key sequence {keys}}} {{value 64}}\"` (client on core(s) {args.client_cores}) while a probe on its own "
-        "connection sends one GET at a time and records every latency. The probe shares the client core, so its "
-        "numbers include client-side scheduling noise; both servers get the same treatment.",
+        f"connection (pinned to core {args.probe_core or args.client_cores}) sends one GET every 0.5 ms and records "
+        "every latency. On 2 cores the probe competes with the loader or the server for its core, so its tail "
+        "includes that scheduling noise; both servers get the same treatment.",
         "",
         "| server | keys loaded | load rate (keys/s) | probe p99 ms | probe p99.9 ms | probe max ms |",
         "| --- | ---: | ---: | ---: | ---: | ---: |",
@@ -326,6 +331,7 @@ def main():
     ap.add_argument("--section", default="core")
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--keys", type=int, default=10_000_000, help="keys for --section load")
+    ap.add_argument("--probe-core", default=None, help="pin the --section load probe to this core")
     ap.add_argument("--scale", type=float, default=1.0, help="data-set size factor for --section memory")
     ap.add_argument("--idle", type=int, default=10_000, help="idle connections for --section conns")
     ap.add_argument("--output", default=os.path.join(ROOT, "docs", "benchmarks.md"))

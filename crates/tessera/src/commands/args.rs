@@ -81,3 +81,34 @@ pub fn block_timeout(arg: &[u8], now_ms: i64) -> Result<Option<i64>, CmdError> {
         .map(Some)
         .ok_or_else(|| CmdError::msg("ERR timeout is out of range"))
 }
+
+/// A SCAN-family cursor, read the way Redis reads it (C `strtoul` over the
+/// C string): no leading whitespace; an optional sign (a `-` negates modulo
+/// 2^64); digits up to the end or an embedded NUL; "" is 0; overflow and
+/// anything else is `ERR invalid cursor`.
+pub fn parse_scan_cursor(arg: &[u8]) -> Result<u64, CmdError> {
+    let invalid = || CmdError::msg("ERR invalid cursor");
+    let s = match memchr::memchr(0, arg) {
+        Some(z) => &arg[..z],
+        None => arg,
+    };
+    if s.is_empty() {
+        return Ok(0);
+    }
+    let (neg, digits) = match s[0] {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return Err(invalid());
+    }
+    let mut v: u64 = 0;
+    for &d in digits {
+        v = v
+            .checked_mul(10)
+            .and_then(|v| v.checked_add((d - b'0') as u64))
+            .ok_or_else(invalid)?;
+    }
+    Ok(if neg { v.wrapping_neg() } else { v })
+}

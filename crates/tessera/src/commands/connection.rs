@@ -555,6 +555,8 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             return Err(CmdError::msg("ERR No such client"));
         };
         c.kill();
+        // Gone at once for everybody else, as in Redis.
+        ctx.srv.clients.unregister(c.id);
         if c.id == my_id {
             ctx.client.close_after_reply = true;
         }
@@ -629,6 +631,8 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             continue;
         }
         c.kill();
+        // Gone at once for everybody else, as in Redis.
+        ctx.srv.clients.unregister(c.id);
         if c.id == my_id {
             ctx.client.close_after_reply = true;
         }

@@ -431,8 +431,7 @@ fn keys(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 /// read whole under its lock, so every key present for the entire
 /// iteration is returned (at least once), however the keyspace changes.
 fn scan(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let cursor: u64 = crate::util::numbers::parse_u64(args[1])
-        .ok_or_else(|| CmdError::msg("ERR invalid cursor"))?;
+    let cursor = super::args::parse_scan_cursor(args[1])?;
     let mut pattern: Option<&[u8]> = None;
     let mut count: i64 = 10;
     let mut type_filter: Option<&[u8]> = None;

@@ -1381,7 +1381,22 @@ fn latency_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     )
 }
 
+/// Registers the feed before replying, so every command run after the
+/// client sees `+OK` reaches it.
 fn monitor(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    if ctx.client.monitor_rx.is_none() {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+        let mut mons = ctx.srv.monitors.lock();
+        mons.push(crate::server::state::MonitorFeed {
+            id: ctx.client.id,
+            tx,
+            info: ctx.client.info.clone(),
+        });
+        ctx.srv.monitor_count.store(mons.len(), Relaxed);
+        drop(mons);
+        ctx.client.info.is_monitor.store(true, Relaxed);
+        ctx.client.monitor_rx = Some(rx);
+    }
     ctx.client.become_monitor = true;
     ctx.out.ok();
     Ok(())

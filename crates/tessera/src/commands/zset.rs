@@ -1337,39 +1337,9 @@ fn zrandmember_count(ctx: &mut Ctx, key: &[u8], l: i64, withscores: bool) -> Cmd
 
 // ---- ZSCAN -----------------------------------------------------------------------------------
 
-/// A SCAN cursor as Redis reads it (`strtoul`, base 10): no leading space,
-/// an optional sign (a minus wraps), nothing after the digits; "" is 0.
-/// Redis sees a C string, so a NUL ends it.
-fn parse_cursor(arg: &[u8]) -> Result<u64, CmdError> {
-    let invalid = || CmdError::msg("ERR invalid cursor");
-    let s = match memchr::memchr(0, arg) {
-        Some(z) => &arg[..z],
-        None => arg,
-    };
-    if s.is_empty() {
-        return Ok(0);
-    }
-    let (neg, digits) = match s[0] {
-        b'+' => (false, &s[1..]),
-        b'-' => (true, &s[1..]),
-        _ => (false, s),
-    };
-    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-        return Err(invalid());
-    }
-    let mut v: u64 = 0;
-    for &d in digits {
-        v = v
-            .checked_mul(10)
-            .and_then(|v| v.checked_add(u64::from(d - b'0')))
-            .ok_or_else(invalid)?;
-    }
-    Ok(if neg { v.wrapping_neg() } else { v })
-}
-
 fn zscan(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let key = args[1];
-    let cursor = parse_cursor(args[2])?;
+    let cursor = super::args::parse_scan_cursor(args[2])?;
     let (ka, out) = ctx.split();
     ka.with_key(key, |db| {
         let Some(z) = as_zset(db.get_read(key))? else {

@@ -45,6 +45,8 @@ pub struct Client {
     /// Arguments of the running command to hide from MONITOR and the slow
     /// log (bit i = argument i), set by handlers of AUTH and friends.
     pub redacted: u64,
+    /// The MONITOR feed, registered by the MONITOR command itself.
+    pub monitor_rx: Option<tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>>,
 }
 
 /// The publicly visible side of a client.

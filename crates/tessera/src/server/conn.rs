@@ -13,7 +13,6 @@ use tessera_resp::encode::{Protocol, ReplyBuf};
 use tessera_resp::request::{Limits, Request, RequestParser};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::sync::mpsc;
 
 use super::blocking::{BlockRequest, Waiter, Wake};
 use super::client::{Client, ClientInfo, ReplyMode};
@@ -50,12 +49,13 @@ pub async fn serve(srv: Arc<ServerState>, worker: Arc<WorkerStats>, stream: TcpS
         become_monitor: false,
         block: None,
         redacted: 0,
+        monitor_rx: None,
     };
     info.authenticated.store(client.authenticated, Relaxed);
     let mut stream = stream;
     let result = run(&srv, &mut client, &mut stream).await;
     if client.become_monitor && result.is_ok() {
-        monitor_feed(&srv, &client, &mut stream).await;
+        monitor_feed(&mut client, &mut stream).await;
     }
     info.mark_closed();
     srv.clients.unregister(id);
@@ -333,18 +333,10 @@ async fn wait_if_paused(srv: &ServerState) {
 }
 
 /// After MONITOR: forward every command line other clients run.
-async fn monitor_feed(srv: &ServerState, client: &Client, stream: &mut TcpStream) {
-    let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
-    {
-        let mut mons = srv.monitors.lock();
-        mons.push(super::state::MonitorFeed {
-            id: client.id,
-            tx,
-            info: client.info.clone(),
-        });
-        srv.monitor_count.store(mons.len(), Relaxed);
-    }
-    client.info.is_monitor.store(true, Relaxed);
+async fn monitor_feed(client: &mut Client, stream: &mut TcpStream) {
+    let Some(mut rx) = client.monitor_rx.take() else {
+        return;
+    };
     let mut scratch = [0u8; 1024];
     loop {
         tokio::select! {
