@@ -291,6 +291,8 @@ def info_memory(port):
 def main_memory(args):
     rows = []
     for label, load, count in MEMORY_SETS:
+        if args.only and args.only not in label:
+            continue
         n = int(count * args.scale)
         res = {}
         for kind in ["redis", "tessera"]:
@@ -332,6 +334,7 @@ def main():
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--keys", type=int, default=10_000_000, help="keys for --section load")
     ap.add_argument("--probe-core", default=None, help="pin the --section load probe to this core")
+    ap.add_argument("--only", default=None, help="--section memory: only data sets whose label contains this")
     ap.add_argument("--scale", type=float, default=1.0, help="data-set size factor for --section memory")
     ap.add_argument("--idle", type=int, default=10_000, help="idle connections for --section conns")
     ap.add_argument("--output", default=os.path.join(ROOT, "docs", "benchmarks.md"))
@@ -363,7 +366,7 @@ def main():
         f"Measured {time.strftime('%Y-%m-%d')} on this machine ({os.cpu_count()} cores): servers pinned to core {args.server_core} "
         f"(Tessera `--threads {args.threads}`), resp-benchmark 0.1.7 pinned to core(s) {args.client_cores}, "
         f"{args.seconds} s per run, median of {args.rounds} rounds alternating which server runs first. "
-        f"Produced by `python3 scripts/bench.py --seconds {args.seconds} --rounds {args.rounds}`.",
+        f"Produced by `python3 scripts/bench.py --section {args.section} --seconds {args.seconds} --rounds {args.rounds}`.",
         "",
         "| case | resp-benchmark command | redis QPS | Tessera QPS | QPS ratio | redis avg / p99 ms | Tessera avg / p99 ms | redis CPU µs/req | Tessera CPU µs/req | per-core capacity ratio |",
         "| --- | --- | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: |",
