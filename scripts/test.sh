@@ -19,4 +19,14 @@ if command -v systemctl >/dev/null 2>&1; then systemctl stop redis-server >/dev/
 redis-server --version
 
 cargo build --workspace --all-targets
-cargo test --workspace --no-fail-fast -- --test-threads "${TEST_THREADS:-2}"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+set +e
+cargo test --workspace --no-fail-fast -- --test-threads "${TEST_THREADS:-2}" 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+# One closing line summing every test binary's result (the last binary cargo
+# runs is a doc-test target with nothing in it).
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
+     END { printf "total: %d passed, %d failed\n", p, f }' "$log"
+exit "$status"
