@@ -1505,3 +1505,25 @@ fn blocked_clients_on_many_connections_are_served_in_order() {
     }
     assert_eq!(admin.call(&["EXISTS", "many"]), int(0));
 }
+
+/// A huge negative count is refused (as HRANDFIELD/SRANDMEMBER) instead of
+/// building a reply of ~2^63 elements. Redis 7.0 exhausts its memory here,
+/// so this is Tessera-only.
+#[test]
+fn zrandmember_huge_negative_count_is_refused() {
+    if common::target_is_redis() {
+        return;
+    }
+    let s = common::TestServer::start();
+    let mut raw = s.raw();
+    raw.call(&["ZADD", "z", "1", "a"]);
+    assert_eq!(
+        raw.call(&["ZRANDMEMBER", "z", "-4611686018427387903"]),
+        common::error("ERR value is out of range")
+    );
+    assert_eq!(
+        raw.call(&["ZRANDMEMBER", "nokey", "-4611686018427387903"]),
+        common::Frame::Array(vec![])
+    );
+    assert_eq!(raw.call(&["PING"]), common::simple("PONG"));
+}

@@ -665,7 +665,6 @@ fn flushall(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             .flat_map(|s| s.dbs.iter_mut().map(|t| t.clear()).collect::<Vec<_>>())
             .collect()
     });
-    ctx.srv.keyspace.bump_generation();
     free_tables(old, lazy);
     ctx.out.ok();
     Ok(())
@@ -692,7 +691,6 @@ fn swapdb(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 s.dbs.swap(a as usize, b as usize);
             }
         });
-        ctx.srv.keyspace.bump_generation();
         ctx.srv.blocking.signal_all();
     }
     ctx.out.ok();

@@ -753,7 +753,6 @@ fn config_resetstat(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     ctx.srv.acceptor.reset();
     ctx.srv.keyspace.reset_stats();
     ctx.srv.peak_memory.store(0, Relaxed);
-    ctx.srv.stat_reset_unix_ms.store(unix_ms(), Relaxed);
     ctx.out.ok();
     Ok(())
 }

@@ -1262,12 +1262,7 @@ fn zmpop_generic(ctx: &mut Ctx, args: &[&[u8]], numkeys_idx: usize, block: bool)
 fn zrandmember(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let key = args[1];
     if args.len() >= 3 {
-        let l = int(args[2])?;
-        if l == i64::MIN {
-            return Err(CmdError::msg(
-                "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
-            ));
-        }
+        let l = super::hash::random_count(args[2])?;
         if args.len() > 4 || (args.len() == 4 && !eq_ic(args[3], "withscores")) {
             return Err(CmdError::Syntax);
         }
@@ -1308,6 +1303,11 @@ fn zrandmember_count(ctx: &mut Ctx, key: &[u8], l: i64, withscores: bool) -> Cmd
         if count == 0 || size == 0 {
             out.array(0);
             return Ok(());
+        }
+        // Same bound as HRANDFIELD/SRANDMEMBER: a huge negative count must
+        // not build a reply that exhausts memory.
+        if l < 0 && count as u64 > super::hash::MAX_RANDOM_REPLY {
+            return Err(super::hash::random_count_too_big());
         }
         let mut rng = rand::thread_rng();
         if l < 0 || count == 1 {

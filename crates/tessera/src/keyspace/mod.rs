@@ -18,8 +18,6 @@
 
 pub mod table;
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use parking_lot::{Mutex, MutexGuard};
 use smallvec::SmallVec;
 
@@ -67,9 +65,6 @@ struct Padded<T>(T);
 pub struct Keyspace {
     shards: Box<[Padded<Mutex<Shard>>]>,
     ndbs: usize,
-    /// Bumped by every operation that replaces whole databases (FLUSHALL,
-    /// SWAPDB); lets long scans notice.
-    generation: AtomicU64,
 }
 
 impl Keyspace {
@@ -82,23 +77,11 @@ impl Keyspace {
                 }))
             })
             .collect();
-        Keyspace {
-            shards,
-            ndbs,
-            generation: AtomicU64::new(0),
-        }
+        Keyspace { shards, ndbs }
     }
 
     pub fn num_dbs(&self) -> usize {
         self.ndbs
-    }
-
-    pub fn generation(&self) -> u64 {
-        self.generation.load(Ordering::Relaxed)
-    }
-
-    pub fn bump_generation(&self) {
-        self.generation.fetch_add(1, Ordering::Relaxed);
     }
 
     #[inline]

@@ -334,12 +334,6 @@ impl Table {
         }
         (examined, expired)
     }
-
-    /// Approximate bytes used by the table's own structures.
-    pub fn overhead_bytes(&self) -> usize {
-        self.map.capacity() * (std::mem::size_of::<(Key, Entry)>() + 16)
-            + self.expires.capacity() * (std::mem::size_of::<(Key, i64)>() + 16)
-    }
 }
 
 #[cfg(test)]

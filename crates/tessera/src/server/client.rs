@@ -57,7 +57,6 @@ pub struct ClientInfo {
     pub fd: i32,
     pub created_ms: i64,
     pub name: Mutex<Option<Vec<u8>>>,
-    pub lib_name: Mutex<Option<Vec<u8>>>,
     pub db: AtomicUsize,
     pub last_interaction_ms: AtomicI64,
     /// Id of the last command run (commands::by_id).
@@ -92,7 +91,6 @@ impl ClientInfo {
             fd,
             created_ms: now_ms,
             name: Mutex::new(None),
-            lib_name: Mutex::new(None),
             db: AtomicUsize::new(0),
             last_interaction_ms: AtomicI64::new(now_ms),
             last_cmd: AtomicUsize::new(usize::MAX),

@@ -76,10 +76,8 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
         monitors: Mutex::new(Vec::new()),
         monitor_count: AtomicUsize::new(0),
         shutdown: Notify::new(),
-        shutting_down: AtomicBool::new(false),
         lastsave_s: AtomicI64::new(unix_ms() / 1000),
         active_expire: AtomicBool::new(true),
-        stat_reset_unix_ms: AtomicI64::new(unix_ms()),
         used_memory_cache: AtomicU64::new(0),
         used_memory_refreshed_us: AtomicI64::new(0),
         peak_memory: AtomicU64::new(0),
@@ -281,7 +279,6 @@ async fn sample_metrics(srv: Arc<ServerState>) {
 
 /// Final steps of any shutdown: remove the pid file and exit.
 pub fn shutdown_now(srv: &ServerState) -> ! {
-    srv.shutting_down.store(true, Relaxed);
     if let Some(pidfile) = srv.config.pidfile() {
         let _ = std::fs::remove_file(pidfile);
     }
@@ -320,14 +317,8 @@ fn worker_main(
             return;
         }
     };
-    let local = tokio::task::LocalSet::new();
-    local.block_on(&rt, async move {
-        tokio::task::spawn_local(active_expire_loop(
-            srv.clone(),
-            stats.clone(),
-            index,
-            nworkers,
-        ));
+    rt.block_on(async move {
+        tokio::spawn(active_expire_loop(srv.clone(), index, nworkers));
         while let Some((s, id)) = rx.recv().await {
             if s.set_nonblocking(true).is_err() {
                 continue;
@@ -350,12 +341,7 @@ fn worker_main(
 /// tick samples keys with a TTL, deletes the expired ones, and keeps going
 /// on a shard while more than 10% of its samples were expired, within a
 /// CPU budget of a quarter of the tick.
-async fn active_expire_loop(
-    srv: Arc<ServerState>,
-    stats: Arc<WorkerStats>,
-    index: usize,
-    nworkers: usize,
-) {
+async fn active_expire_loop(srv: Arc<ServerState>, index: usize, nworkers: usize) {
     const SAMPLES: usize = 20;
     let mut start_shard = index;
     loop {
@@ -384,7 +370,6 @@ async fn active_expire_loop(
             }
             shard.stats.expired_keys += expired_here;
             drop(shard);
-            stats.expired_keys_active.add(expired_here);
             shard_idx += nworkers.max(1);
             if shard_idx >= NUM_SHARDS {
                 shard_idx = index;

@@ -120,10 +120,8 @@ pub struct ServerState {
     pub monitors: Mutex<Vec<MonitorFeed>>,
     pub monitor_count: AtomicUsize,
     pub shutdown: Notify,
-    pub shutting_down: AtomicBool,
     pub lastsave_s: AtomicI64,
     pub active_expire: AtomicBool,
-    pub stat_reset_unix_ms: AtomicI64,
     /// Cached jemalloc `stats.allocated`, refreshed by [`ServerState::used_memory`].
     pub used_memory_cache: AtomicU64,
     pub used_memory_refreshed_us: AtomicI64,

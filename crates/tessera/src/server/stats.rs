@@ -130,7 +130,6 @@ pub struct WorkerStats {
     pub connections_received: OwnedCounter,
     pub rejected_connections: OwnedCounter,
     pub evicted_keys: OwnedCounter,
-    pub expired_keys_active: OwnedCounter,
 }
 
 impl WorkerStats {
@@ -144,7 +143,6 @@ impl WorkerStats {
             connections_received: OwnedCounter::default(),
             rejected_connections: OwnedCounter::default(),
             evicted_keys: OwnedCounter::default(),
-            expired_keys_active: OwnedCounter::default(),
         }
     }
 
@@ -167,6 +165,5 @@ impl WorkerStats {
         self.connections_received.reset();
         self.rejected_connections.reset();
         self.evicted_keys.reset();
-        self.expired_keys_active.reset();
     }
 }
