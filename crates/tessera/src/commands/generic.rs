@@ -651,7 +651,15 @@ fn flush_mode(args: &[&[u8]], lazy_default: bool) -> Result<bool, CmdError> {
 fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let lazy = flush_mode(args, ctx.srv.config.lazyfree_lazy_user_flush())?;
     let db = ctx.client.db;
-    let old: Vec<_> = ctx.with_all(|locks| locks.shards_mut().map(|s| s.dbs[db].clear()).collect());
+    let old: Vec<_> = ctx.with_all(|locks| {
+        locks
+            .shards_mut()
+            .map(|s| {
+                s.dbs[db].touch_watched_existing(None);
+                s.dbs[db].clear()
+            })
+            .collect()
+    });
     free_tables(old, lazy);
     ctx.out.ok();
     Ok(())
@@ -662,7 +670,15 @@ fn flushall(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let old: Vec<_> = ctx.with_all(|locks| {
         locks
             .shards_mut()
-            .flat_map(|s| s.dbs.iter_mut().map(|t| t.clear()).collect::<Vec<_>>())
+            .flat_map(|s| {
+                s.dbs
+                    .iter_mut()
+                    .map(|t| {
+                        t.touch_watched_existing(None);
+                        t.clear()
+                    })
+                    .collect::<Vec<_>>()
+            })
             .collect()
     });
     free_tables(old, lazy);
@@ -687,8 +703,13 @@ fn swapdb(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     if a != b {
         ctx.with_all(|locks| {
+            let (lo, hi) = (a.min(b) as usize, a.max(b) as usize);
             for s in locks.shards_mut() {
-                s.dbs.swap(a as usize, b as usize);
+                let (left, right) = s.dbs.split_at_mut(hi);
+                let (ta, tb) = (&mut left[lo], &mut right[0]);
+                ta.touch_watched_existing(Some(tb));
+                tb.touch_watched_existing(Some(ta));
+                crate::keyspace::Table::swap_contents(ta, tb);
             }
         });
         ctx.srv.blocking.signal_all();

@@ -13,16 +13,23 @@
 //! client's [`ReplyBuf`], which renders RESP2 or RESP3.
 
 pub mod args;
+pub mod bitmap;
 pub mod connection;
 pub mod error;
 pub mod expire;
 pub mod generic;
+pub mod geo;
 pub mod hash;
+pub mod hll;
 pub mod list;
 pub mod meta;
+pub mod multi;
+pub mod pubsub;
+pub mod scripting;
 pub mod server;
 pub mod set;
 pub mod sort;
+pub mod stream;
 pub mod string;
 pub mod zset;
 
@@ -349,6 +356,13 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
         .chain(set::COMMANDS)
         .chain(zset::COMMANDS)
         .chain(sort::COMMANDS)
+        .chain(bitmap::COMMANDS)
+        .chain(hll::COMMANDS)
+        .chain(geo::COMMANDS)
+        .chain(stream::COMMANDS)
+        .chain(multi::COMMANDS)
+        .chain(pubsub::COMMANDS)
+        .chain(scripting::COMMANDS)
         .chain(connection::COMMANDS)
         .chain(server::COMMANDS)
 }
@@ -552,7 +566,23 @@ impl<'a> Ctx<'a> {
                 .collect(),
             deadline,
             on_timeout,
+            rerun_args: None,
         });
+    }
+
+    /// Like [`Ctx::block`], but re-runs `rerun_args` instead of the
+    /// original arguments when woken.
+    pub fn block_with_args(
+        &mut self,
+        keys: &[&[u8]],
+        deadline_ms: Option<i64>,
+        on_timeout: fn(&mut ReplyBuf),
+        rerun_args: Vec<Vec<u8>>,
+    ) {
+        self.block(keys, deadline_ms, on_timeout);
+        if let Some(b) = self.client.block.as_mut() {
+            b.rerun_args = Some(rerun_args);
+        }
     }
 
     /// Tells clients blocked on `key` (in this client's database) that it

@@ -16,12 +16,13 @@
 //!
 //! Nothing here knows about connections or RESP; time is passed in.
 
+pub mod events;
 pub mod table;
 
 use parking_lot::{Mutex, MutexGuard};
 use smallvec::SmallVec;
 
-pub use table::{Entry, Key, Table, TableStats, Touch};
+pub use table::{Entry, Key, Table, TableStats, Touch, WatchFlag};
 
 /// Redis Cluster's slot count.
 pub const NUM_SLOTS: usize = 16384;
@@ -72,7 +73,7 @@ impl Keyspace {
         let shards = (0..NUM_SHARDS)
             .map(|_| {
                 Padded(Mutex::new(Shard {
-                    dbs: (0..ndbs).map(|_| Table::default()).collect(),
+                    dbs: (0..ndbs).map(Table::new).collect(),
                     stats: TableStats::default(),
                 }))
             })
@@ -274,6 +275,29 @@ impl Db<'_, '_> {
     pub fn set(&mut self, key: &[u8], value: crate::types::Value) -> Option<Entry> {
         let e = self.new_entry(value);
         self.table(key).insert(key, e)
+    }
+
+    /// Publishes a keyspace notification for `key` in this database
+    /// (queued; see [`events`]). Call where Redis calls
+    /// notifyKeyspaceEvent, with the same class and event name.
+    #[inline]
+    pub fn notify(&self, class: u32, event: &'static str, key: &[u8]) {
+        events::notify(class, event, self.db, key);
+    }
+
+    /// Marks `key` as modified: WATCHers' transactions fail and clients
+    /// caching it are told. Call where Redis calls signalModifiedKey.
+    #[inline]
+    pub fn signal_modified(&mut self, key: &[u8]) {
+        self.table(key).touch_watched(key);
+        events::invalidate(key);
+    }
+
+    /// Both of the above: the usual pair after a successful write.
+    #[inline]
+    pub fn changed(&mut self, key: &[u8], class: u32, event: &'static str) {
+        self.signal_modified(key);
+        self.notify(class, event, key);
     }
 
     /// Removes a live key; an expired key counts as absent.

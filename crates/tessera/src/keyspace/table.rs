@@ -2,8 +2,13 @@
 //! keys that carry a TTL. Everything here runs under the shard's lock and
 //! takes the current time as an argument, so it never reads a clock itself.
 
+use std::collections::HashMap;
+use std::sync::atomic::Ordering::Relaxed;
+
 use foldhash::fast::RandomState;
 use indexmap::IndexMap;
+
+use super::events::{self, Class};
 use rand::Rng;
 
 use crate::types::Value;
@@ -118,8 +123,18 @@ pub struct TableStats {
     pub keyspace_misses: u64,
 }
 
+/// A WATCHing client's "something I watch changed" flag (its EXEC aborts
+/// when set). Shared by every key the client watches.
+pub type WatchFlag = std::sync::Arc<std::sync::atomic::AtomicBool>;
+
 #[derive(Debug, Default)]
 pub struct Table {
+    /// The database index this table belongs to (events name it).
+    db: usize,
+    /// Clients WATCHing keys of this table. Lives with the table, under the
+    /// same lock, so a write and the flagging of its watchers are one step.
+    /// Stays with the database index when SWAPDB moves the contents.
+    watched: HashMap<Key, Vec<WatchFlag>, RandomState>,
     map: IndexMap<Key, Entry, RandomState>,
     /// Absolute expiry (Unix ms) of the keys that have one. Separate, as in
     /// Redis, so active expiry and volatile-* eviction sample only these.
@@ -129,6 +144,87 @@ pub struct Table {
 }
 
 impl Table {
+    pub fn new(db: usize) -> Table {
+        Table {
+            db,
+            ..Table::default()
+        }
+    }
+
+    pub fn db_index(&self) -> usize {
+        self.db
+    }
+
+    /// Registers a WATCH of `key`.
+    pub fn watch(&mut self, key: &[u8], flag: &WatchFlag) {
+        let list = self.watched.entry(Key::from_slice(key)).or_default();
+        if !list.iter().any(|f| std::sync::Arc::ptr_eq(f, flag)) {
+            list.push(flag.clone());
+        }
+    }
+
+    /// Removes a WATCH of `key` (UNWATCH, EXEC, DISCARD, disconnect).
+    pub fn unwatch(&mut self, key: &[u8], flag: &WatchFlag) {
+        if let Some(list) = self.watched.get_mut(key) {
+            list.retain(|f| !std::sync::Arc::ptr_eq(f, flag));
+            if list.is_empty() {
+                self.watched.remove(key);
+            }
+        }
+    }
+
+    /// Flags the clients watching `key`: it was modified (Redis's
+    /// signalModifiedKey → touchWatchedKey).
+    #[inline]
+    pub fn touch_watched(&mut self, key: &[u8]) {
+        if self.watched.is_empty() {
+            return;
+        }
+        if let Some(list) = self.watched.get(key) {
+            for f in list {
+                f.store(true, Relaxed);
+            }
+        }
+    }
+
+    /// Flags watchers of keys that exist here or in `other` (FLUSHDB,
+    /// FLUSHALL, SWAPDB: a watched key that did not exist and still does
+    /// not is left alone, as in Redis 7.0).
+    pub fn touch_watched_existing(&mut self, other: Option<&Table>) {
+        for (key, list) in &self.watched {
+            let exists =
+                self.map.contains_key(&**key) || other.is_some_and(|o| o.map.contains_key(&**key));
+            if exists {
+                for f in list {
+                    f.store(true, Relaxed);
+                }
+            }
+        }
+    }
+
+    /// Exchanges the contents of two tables, leaving each its database
+    /// index and its watchers (SWAPDB).
+    pub fn swap_contents(a: &mut Table, b: &mut Table) {
+        std::mem::swap(a, b);
+        std::mem::swap(&mut a.db, &mut b.db);
+        std::mem::swap(&mut a.watched, &mut b.watched);
+    }
+
+    /// A deleted-because-expired key: its watchers, caches and
+    /// subscribers hear of it.
+    fn expired(&mut self, key: &[u8]) {
+        self.touch_watched(key);
+        events::invalidate(key);
+        events::notify(Class::EXPIRED, "expired", self.db, key);
+    }
+
+    /// A deleted-by-eviction key.
+    pub fn evicted(&mut self, key: &[u8]) {
+        self.touch_watched(key);
+        events::invalidate(key);
+        events::notify(Class::EVICTED, "evicted", self.db, key);
+    }
+
     #[inline]
     pub fn len(&self) -> usize {
         self.map.len()
@@ -156,6 +252,7 @@ impl Table {
         if self.map[idx].ttl && self.expires.get(key).is_some_and(|&at| at <= now_ms) {
             self.remove_index(idx);
             stats.expired_keys += 1;
+            self.expired(key);
             return None;
         }
         Some(&mut self.map[idx])
@@ -192,6 +289,7 @@ impl Table {
             None => {
                 self.reserve_one();
                 self.map.insert(Key::from_slice(key), entry);
+                events::notify(Class::NEW, "new", self.db, key);
                 None
             }
         };
@@ -205,7 +303,11 @@ impl Table {
         let was = self.map.get(&*key).is_some_and(|e| e.ttl);
         self.record_expire(&key, at_ms, was);
         self.reserve_one();
-        self.map.insert(key, entry)
+        let old = self.map.insert(key.clone(), entry);
+        if old.is_none() {
+            events::notify(Class::NEW, "new", self.db, &key);
+        }
+        old
     }
 
     fn record_expire(&mut self, key: &[u8], at_ms: i64, had_ttl: bool) {
@@ -274,8 +376,13 @@ impl Table {
         true
     }
 
+    /// Empties the table, returning the old contents (to free elsewhere).
+    /// The database index and the watchers stay.
     pub fn clear(&mut self) -> Table {
-        std::mem::take(self)
+        let mut old = std::mem::take(self);
+        self.db = old.db;
+        self.watched = std::mem::take(&mut old.watched);
+        old
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&Key, &Entry)> {
@@ -325,6 +432,7 @@ impl Table {
             if dead {
                 if let Some((k, _)) = self.expires.swap_remove_index(idx) {
                     self.map.swap_remove(&k);
+                    self.expired(&k);
                 }
                 expired += 1;
                 // swap_remove moved the last key into `idx`; look at it next.

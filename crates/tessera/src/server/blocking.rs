@@ -31,6 +31,10 @@ pub struct BlockRequest {
     pub deadline: Option<Instant>,
     /// The reply when the timeout expires (or CLIENT UNBLOCK ... TIMEOUT).
     pub on_timeout: fn(&mut ReplyBuf),
+    /// The arguments to re-run with when woken, when they differ from the
+    /// original ones (XREAD's `$` becomes the ID that was last at the time
+    /// of blocking).
+    pub rerun_args: Option<Vec<Vec<u8>>>,
 }
 
 /// Why a waiter was woken.

@@ -160,8 +160,12 @@ async fn process_buffer(
                 };
                 if !args.is_empty() {
                     dispatch::execute(srv, client, out, &args);
-                    if let Some(req) = client.block.take() {
-                        blocked = Some((req, args.iter().map(|a| a.to_vec()).collect()));
+                    if let Some(mut req) = client.block.take() {
+                        let argv = req
+                            .rerun_args
+                            .take()
+                            .unwrap_or_else(|| args.iter().map(|a| a.to_vec()).collect());
+                        blocked = Some((req, argv));
                     }
                 }
                 pos += consumed;

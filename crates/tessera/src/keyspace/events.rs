@@ -1,0 +1,106 @@
+//! What a write leaves behind for others to see: keyspace notifications
+//! (`notify-keyspace-events`) and client-side-caching invalidations.
+//!
+//! Commands report events where they happen, under their shard locks, but
+//! they cannot publish there: publishing reaches other connections and must
+//! not run while shards are held. So events are queued per thread and the
+//! caller that owns the command (dispatch, active expiry, eviction) drains
+//! the queue once the locks are released, in the order the events happened.
+//!
+//! Both queues cost one relaxed atomic load per event when nobody listens.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
+
+pub use crate::config::KeyspaceEvents as Class;
+
+/// The `notify-keyspace-events` flags in force (mirrors the config so the
+/// keyspace need not know about it).
+static NOTIFY_FLAGS: AtomicU32 = AtomicU32::new(0);
+/// Whether any client has tracking on (CLIENT TRACKING).
+static TRACKING_ON: AtomicBool = AtomicBool::new(false);
+
+pub fn set_notify_flags(flags: u32) {
+    NOTIFY_FLAGS.store(flags, Relaxed);
+}
+
+pub fn set_tracking_on(on: bool) {
+    TRACKING_ON.store(on, Relaxed);
+}
+
+pub fn tracking_on() -> bool {
+    TRACKING_ON.load(Relaxed)
+}
+
+/// One keyspace notification waiting to be published.
+#[derive(Debug, Clone)]
+pub struct Event {
+    pub class: u32,
+    pub event: &'static str,
+    pub db: usize,
+    pub key: Vec<u8>,
+}
+
+thread_local! {
+    static EVENTS: RefCell<Vec<Event>> = const { RefCell::new(Vec::new()) };
+    static INVALIDATED: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Records a notification of `class` (one of [`Class`]'s type bits) if the
+/// configuration asks for that class and for keyspace or keyevent channels.
+#[inline]
+pub fn notify(class: u32, event: &'static str, db: usize, key: &[u8]) {
+    let flags = NOTIFY_FLAGS.load(Relaxed);
+    if flags & class == 0 || flags & (Class::KEYSPACE | Class::KEYEVENT) == 0 {
+        return;
+    }
+    EVENTS.with(|q| {
+        q.borrow_mut().push(Event {
+            class,
+            event,
+            db,
+            key: key.to_vec(),
+        })
+    });
+}
+
+/// Records that `key` changed, for clients caching it.
+#[inline]
+pub fn invalidate(key: &[u8]) {
+    if !TRACKING_ON.load(Relaxed) {
+        return;
+    }
+    INVALIDATED.with(|q| q.borrow_mut().push(key.to_vec()));
+}
+
+/// Takes the notifications queued on this thread.
+#[inline]
+pub fn take_events() -> Vec<Event> {
+    EVENTS.with(|q| {
+        let mut q = q.borrow_mut();
+        if q.is_empty() {
+            Vec::new()
+        } else {
+            std::mem::take(&mut *q)
+        }
+    })
+}
+
+/// Takes the invalidated keys queued on this thread.
+#[inline]
+pub fn take_invalidated() -> Vec<Vec<u8>> {
+    INVALIDATED.with(|q| {
+        let mut q = q.borrow_mut();
+        if q.is_empty() {
+            Vec::new()
+        } else {
+            std::mem::take(&mut *q)
+        }
+    })
+}
+
+/// Whether anything is queued on this thread (cheap check for dispatch).
+#[inline]
+pub fn pending() -> bool {
+    EVENTS.with(|q| !q.borrow().is_empty()) || INVALIDATED.with(|q| !q.borrow().is_empty())
+}
