@@ -58,6 +58,9 @@ fn main() {
                 tessera::server::log::configure(log_level(cfg), &cfg.logfile())
             }
             "dir" => std::env::set_current_dir(cfg.dir()).map_err(|e| e.to_string())?,
+            "notify-keyspace-events" => {
+                tessera::keyspace::events::set_notify_flags(cfg.notify_keyspace_events().0)
+            }
             // The listeners are bound once at start-up.
             "port" | "bind" => {
                 return Err(format!(
@@ -72,6 +75,7 @@ fn main() {
         .map(|p| p.display().to_string())
         .unwrap_or_default();
     tessera::server::log::configure(log_level(&config), &config.logfile());
+    tessera::keyspace::events::set_notify_flags(config.notify_keyspace_events().0);
     if let Err(e) = tessera::server::run(config, executable) {
         tessera::server::log::warning(&e);
         std::process::exit(1);

@@ -301,6 +301,15 @@ static CLIENT_SUBS: &[CommandSpec] = &[
 ];
 
 fn ping(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    if ctx.client.in_resp2_pubsub_mode(ctx.out.resp3()) {
+        if args.len() > 2 {
+            return Err(CmdError::WrongArity("ping".into()));
+        }
+        ctx.out.array(2);
+        ctx.out.bulk(b"pong");
+        ctx.out.bulk(args.get(1).copied().unwrap_or(b""));
+        return Ok(());
+    }
     match args.len() {
         1 => ctx.out.simple(b"PONG"),
         2 => ctx.out.bulk(args[1]),
@@ -321,6 +330,9 @@ fn quit(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 fn reset(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    super::multi::discard_transaction(ctx.srv, ctx.client);
+    super::pubsub::unsubscribe_all(ctx.srv, ctx.client);
+    crate::server::tracking::disable(ctx.srv, ctx.client);
     let c = &mut *ctx.client;
     c.db = 0;
     c.info.db.store(0, Relaxed);

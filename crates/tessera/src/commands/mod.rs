@@ -554,6 +554,12 @@ impl<'a> Ctx<'a> {
         deadline_ms: Option<i64>,
         on_timeout: fn(&mut ReplyBuf),
     ) {
+        if self.client.multi.in_exec {
+            // Inside EXEC or a script nothing can arrive while we wait:
+            // Redis answers as if the timeout had passed.
+            on_timeout(self.out);
+            return;
+        }
         let deadline = deadline_ms.map(|d| {
             let wait = (d - crate::server::state::unix_ms()).max(0) as u64;
             std::time::Instant::now() + std::time::Duration::from_millis(wait)

@@ -1,5 +1,305 @@
 //! Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH.
+//!
+//! Between MULTI and EXEC, dispatch queues commands instead of running them
+//! ([`queue`]). EXEC locks the shards of every key its commands declare (or
+//! all shards, when a command's keys cannot be known in advance) through a
+//! [`HoldScope`](crate::keyspace::HoldScope), checks the WATCHed keys, and
+//! runs the commands one after another through [`dispatch::call`]: no other
+//! client on any thread can see or touch those shards in between.
+//!
+//! WATCH registers a flag in the table holding each watched key, so a write
+//! and the flagging of its watchers happen under the same lock (see
+//! `Db::signal_modified`).
 
-use super::CommandSpec;
+use std::sync::atomic::Ordering::Relaxed;
 
-pub static COMMANDS: &[CommandSpec] = &[];
+use tessera_resp::encode::ReplyBuf;
+
+use super::flags::*;
+use super::meta::{arg as a, ks, ksflags::*};
+use super::{acl, CmdError, CmdResult, CommandSpec, Ctx, Handler};
+use crate::keyspace::{shard_of, Key, WatchFlag, NUM_SHARDS};
+use crate::server::client::Client;
+use crate::server::dispatch;
+use crate::server::state::ServerState;
+
+/// One client's transaction state.
+#[derive(Default)]
+pub struct TxState {
+    /// Between MULTI and EXEC/DISCARD.
+    pub active: bool,
+    /// Queued commands: command id and arguments.
+    pub queued: Vec<(usize, Vec<Vec<u8>>)>,
+    /// A command failed to queue (unknown, wrong arity...): EXEC aborts.
+    pub dirty_queue: bool,
+    /// Set by any change to a watched key.
+    pub watch_flag: WatchFlag,
+    /// (database, key) of every WATCHed key.
+    pub watched: Vec<(usize, Key)>,
+    /// The commands of an EXEC are running (blocking commands do not
+    /// block, as in Redis).
+    pub in_exec: bool,
+}
+
+/// A transaction command: group `transactions`, ACL `@transaction`.
+const fn cmd(
+    name: &'static str,
+    arity: i32,
+    flags: u32,
+    since: &'static str,
+    summary: &'static str,
+    handler: Handler,
+) -> CommandSpec {
+    CommandSpec::new(name, arity, flags, "transactions", since, summary, handler)
+        .acl(acl::TRANSACTION)
+}
+
+pub static COMMANDS: &[CommandSpec] = &[
+    cmd(
+        "multi",
+        1,
+        NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
+        "1.2.0",
+        "Starts a transaction.",
+        multi,
+    ),
+    cmd(
+        "exec",
+        1,
+        NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG,
+        "1.2.0",
+        "Executes all commands in a transaction.",
+        exec,
+    )
+    .complexity("Depends on commands in the transaction"),
+    cmd(
+        "discard",
+        1,
+        NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
+        "2.0.0",
+        "Discards a transaction.",
+        discard,
+    )
+    .complexity("O(N), when N is the number of queued commands"),
+    cmd(
+        "watch",
+        -2,
+        NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
+        "2.2.0",
+        "Monitors changes to keys to determine the execution of a transaction.",
+        watch,
+    )
+    .complexity("O(1) for every key.")
+    .key_specs(&[ks(RO, 1, -1, 1)])
+    .args(&[a::key("key", 0).multiple()]),
+    cmd(
+        "unwatch",
+        1,
+        NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
+        "2.2.0",
+        "Forgets about watched keys of a transaction.",
+        unwatch,
+    ),
+];
+
+/// Queues a command between MULTI and EXEC and replies `+QUEUED`.
+pub fn queue(client: &mut Client, out: &mut ReplyBuf, args: &[&[u8]]) {
+    let Some((id, _)) = super::lookup(args[0]).and_then(|(id, c)| {
+        if c.subcommands.is_empty() || args.len() < 2 {
+            Some((id, c))
+        } else {
+            super::lookup_sub(c, args[1])
+        }
+    }) else {
+        return;
+    };
+    client
+        .multi
+        .queued
+        .push((id, args.iter().map(|a| a.to_vec()).collect()));
+    client
+        .info
+        .multi_len
+        .store(client.multi.queued.len() as i64, Relaxed);
+    out.simple(b"QUEUED");
+}
+
+fn multi(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    if ctx.client.multi.active {
+        return Err(CmdError::msg("ERR MULTI calls can not be nested"));
+    }
+    ctx.client.multi.active = true;
+    ctx.client.multi.dirty_queue = false;
+    ctx.client.info.multi_len.store(0, Relaxed);
+    ctx.out.ok();
+    Ok(())
+}
+
+/// Leaves MULTI state, forgetting queued commands and watched keys.
+pub fn discard_transaction(srv: &ServerState, client: &mut Client) {
+    client.multi.active = false;
+    client.multi.dirty_queue = false;
+    client.multi.queued.clear();
+    client.info.multi_len.store(-1, Relaxed);
+    unwatch_all(srv, client);
+}
+
+fn discard(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    if !ctx.client.multi.active {
+        return Err(CmdError::msg("ERR DISCARD without MULTI"));
+    }
+    discard_transaction(ctx.srv, ctx.client);
+    ctx.out.ok();
+    Ok(())
+}
+
+fn watch(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    if ctx.client.multi.active {
+        return Err(CmdError::msg("ERR WATCH inside MULTI is not allowed"));
+    }
+    let db = ctx.client.db;
+    for key in &args[1..] {
+        if ctx
+            .client
+            .multi
+            .watched
+            .iter()
+            .any(|(d, k)| *d == db && k.as_slice() == *key)
+        {
+            continue;
+        }
+        let flag = ctx.client.multi.watch_flag.clone();
+        ctx.with_key(key, |d| {
+            // A key already expired counts as absent from now on: its
+            // deletion must not fail the transaction (Redis 7.0 remembers
+            // it was expired; deleting it first has the same outcome).
+            d.exists(key);
+            d.table(key).watch(key, &flag);
+        });
+        ctx.client.multi.watched.push((db, Key::from_slice(key)));
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+fn unwatch(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    unwatch_all(ctx.srv, ctx.client);
+    ctx.out.ok();
+    Ok(())
+}
+
+/// Drops every WATCH of a client (EXEC, DISCARD, UNWATCH, RESET, disconnect).
+pub fn unwatch_all(srv: &ServerState, client: &mut Client) {
+    let watched = std::mem::take(&mut client.multi.watched);
+    for (db, key) in watched {
+        let mut locks = srv.keyspace.lock_key(&key);
+        locks.shard_for(&key).dbs[db].unwatch(&key, &client.multi.watch_flag);
+    }
+    client.multi.watch_flag.store(false, Relaxed);
+}
+
+/// The shards EXEC must hold: every key of every queued command and every
+/// watched key, or all shards when some command's keys are not known in
+/// advance (KEYS, FLUSHDB, SORT ... BY, INFO...).
+fn shards_needed(client: &Client) -> Vec<usize> {
+    let mut idxs = Vec::new();
+    for (id, argv) in &client.multi.queued {
+        let Some((_, spec)) = super::by_id(*id) else {
+            continue;
+        };
+        let args: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
+        if needs_whole_keyspace(spec) {
+            return (0..NUM_SHARDS).collect();
+        }
+        if let Ok(keys) = spec.key_indices(&args) {
+            idxs.extend(
+                keys.into_iter()
+                    .filter_map(|i| args.get(i))
+                    .map(|k| shard_of(k)),
+            );
+        }
+    }
+    idxs.extend(client.multi.watched.iter().map(|(_, k)| shard_of(k)));
+    idxs.sort_unstable();
+    idxs.dedup();
+    idxs
+}
+
+/// Commands whose declared keys do not cover what they touch.
+pub fn needs_whole_keyspace(spec: &CommandSpec) -> bool {
+    let keyless_data = spec.key_specs.is_empty() && spec.has(WRITE | READONLY);
+    keyless_data
+        || matches!(
+            spec.name,
+            "sort"
+                | "sort_ro"
+                | "info"
+                | "memory"
+                | "debug"
+                | "eval"
+                | "evalsha"
+                | "eval_ro"
+                | "evalsha_ro"
+                | "fcall"
+                | "fcall_ro"
+                | "script"
+                | "function"
+                | "config"
+        )
+}
+
+/// Whether a watched key changed or expired since WATCH.
+fn watch_failed(srv: &ServerState, client: &Client, now_ms: i64) -> bool {
+    if client.multi.watch_flag.load(Relaxed) {
+        return true;
+    }
+    client.multi.watched.iter().any(|(db, key)| {
+        let mut locks = srv.keyspace.lock_key(key);
+        let t = &locks.shard_for(key).dbs[*db];
+        t.peek(key).is_some_and(|e| t.is_expired(key, e, now_ms))
+    })
+}
+
+fn exec(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    if !ctx.client.multi.active {
+        return Err(CmdError::msg("ERR EXEC without MULTI"));
+    }
+    if ctx.client.multi.dirty_queue {
+        discard_transaction(ctx.srv, ctx.client);
+        return Err(CmdError::msg(
+            "EXECABORT Transaction discarded because of previous errors.",
+        ));
+    }
+    let srv = ctx.srv;
+    let queued = std::mem::take(&mut ctx.client.multi.queued);
+    ctx.client.multi.queued = queued;
+    let idxs = shards_needed(ctx.client);
+    let queued = std::mem::take(&mut ctx.client.multi.queued);
+    let takes_script_lock = queued
+        .iter()
+        .any(|(id, _)| super::by_id(*id).is_some_and(|(_, s)| super::scripting::runs_scripts(s)));
+    let _script = takes_script_lock.then(|| super::scripting::lock_scripts(srv));
+    let scope = srv.keyspace.hold(&idxs);
+    let now_ms = crate::server::state::unix_ms();
+    if watch_failed(srv, ctx.client, now_ms) {
+        drop(scope);
+        discard_transaction(srv, ctx.client);
+        ctx.out.null_array();
+        return Ok(());
+    }
+    ctx.client.multi.active = false;
+    ctx.client.info.multi_len.store(-1, Relaxed);
+    ctx.client.multi.in_exec = true;
+    ctx.out.array(queued.len());
+    for (id, argv) in &queued {
+        let Some((_, spec)) = super::by_id(*id) else {
+            continue;
+        };
+        let args: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
+        dispatch::call(srv, ctx.client, ctx.out, *id, spec, &args, now_ms);
+    }
+    ctx.client.multi.in_exec = false;
+    drop(scope);
+    unwatch_all(srv, ctx.client);
+    Ok(())
+}

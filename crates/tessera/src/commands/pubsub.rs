@@ -1,5 +1,292 @@
-//! Pub/sub: SUBSCRIBE and friends, PUBLISH, PUBSUB.
+//! Pub/sub: SUBSCRIBE and friends, PUBLISH, SPUBLISH, PUBSUB. The registry
+//! and cross-thread delivery live in [`crate::server::pubsub`].
 
-use super::CommandSpec;
+use std::sync::atomic::Ordering::Relaxed;
 
-pub static COMMANDS: &[CommandSpec] = &[];
+use super::flags::*;
+use super::meta::{arg as a, ks, ksflags::*};
+use super::{CmdError, CmdResult, CommandSpec, Ctx, Handler};
+use crate::server::pubsub::Kind;
+
+/// A pub/sub command: group `pubsub`.
+const fn cmd(
+    name: &'static str,
+    arity: i32,
+    flags: u32,
+    since: &'static str,
+    summary: &'static str,
+    handler: Handler,
+) -> CommandSpec {
+    CommandSpec::new(name, arity, flags, "pubsub", since, summary, handler)
+}
+
+pub static COMMANDS: &[CommandSpec] = &[
+    cmd("subscribe", -2, PUBSUB | NOSCRIPT | LOADING | STALE, "2.0.0", "Listens for messages published to channels.", subscribe)
+        .complexity("O(N) where N is the number of channels to subscribe to.")
+        .args(&[a::string("channel").multiple()]),
+    cmd("unsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE, "2.0.0", "Stops listening to messages posted to channels.", unsubscribe)
+        .complexity("O(N) where N is the number of clients already subscribed to a channel.")
+        .args(&[a::string("channel").optional().multiple()]),
+    cmd("psubscribe", -2, PUBSUB | NOSCRIPT | LOADING | STALE, "2.0.0", "Listens for messages published to channels that match one or more patterns.", psubscribe)
+        .complexity("O(N) where N is the number of patterns the client is already subscribed to.")
+        .args(&[a::block("pattern", &[a::pattern("pattern")]).multiple()]),
+    cmd("punsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE, "2.0.0", "Stops listening to messages published to channels that match one or more patterns.", punsubscribe)
+        .complexity(
+            "O(N+M) where N is the number of patterns the client is already subscribed and M is the number of total patterns subscribed in the system (by any client).",
+        )
+        .args(&[a::pattern("pattern").optional().multiple()]),
+    cmd("publish", 3, PUBSUB | LOADING | STALE | FAST | MAY_REPLICATE, "2.0.0", "Posts a message to a channel.", publish)
+        .complexity(
+            "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).",
+        )
+        .args(&[a::string("channel"), a::string("message")]),
+    cmd("ssubscribe", -2, PUBSUB | NOSCRIPT | LOADING | STALE, "7.0.0", "Listens for messages published to shard channels.", ssubscribe)
+        .complexity("O(N) where N is the number of shard channels to subscribe to.")
+        .key_specs(&[ks(NOT_KEY, 1, -1, 1)])
+        .args(&[a::string("shardchannel").multiple()]),
+    cmd("sunsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE, "7.0.0", "Stops listening to messages posted to shard channels.", sunsubscribe)
+        .complexity("O(N) where N is the number of clients already subscribed to a shard channel.")
+        .key_specs(&[ks(NOT_KEY, 1, -1, 1)])
+        .args(&[a::string("shardchannel").optional().multiple()]),
+    cmd("spublish", 3, PUBSUB | LOADING | STALE | FAST | MAY_REPLICATE, "7.0.0", "Post a message to a shard channel", spublish)
+        .complexity(
+            "O(N) where N is the number of clients subscribed to the receiving shard channel.",
+        )
+        .key_specs(&[ks(NOT_KEY, 1, 0, 1)])
+        .args(&[a::string("shardchannel"), a::string("message")]),
+    cmd("pubsub", -2, 0, "2.8.0", "A container for Pub/Sub commands.", super::generic::container)
+        .complexity("Depends on subcommand.")
+        .subcommands(PUBSUB_SUBS),
+];
+
+static PUBSUB_SUBS: &[CommandSpec] = &[
+    cmd("channels", -2, PUBSUB | LOADING | STALE, "2.8.0", "Returns the active channels.", pubsub_channels)
+        .complexity(
+            "O(N) where N is the number of active channels, and assuming constant time pattern matching (relatively short channels and patterns)",
+        )
+        .args(&[a::pattern("pattern").optional()]),
+    cmd("numsub", -2, PUBSUB | LOADING | STALE, "2.8.0", "Returns a count of subscribers to channels.", pubsub_numsub)
+        .complexity("O(N) for the NUMSUB subcommand, where N is the number of requested channels")
+        .args(&[a::string("channel").optional().multiple()]),
+    cmd("numpat", 2, PUBSUB | LOADING | STALE, "2.8.0", "Returns a count of unique pattern subscriptions.", pubsub_numpat),
+    cmd("shardchannels", -2, PUBSUB | LOADING | STALE, "7.0.0", "Returns the active shard channels.", pubsub_shardchannels)
+        .complexity(
+            "O(N) where N is the number of active shard channels, and assuming constant time pattern matching (relatively short shard channels).",
+        )
+        .args(&[a::pattern("pattern").optional()]),
+    cmd("shardnumsub", -2, PUBSUB | LOADING | STALE, "7.0.0", "Returns the count of subscribers of shard channels.", pubsub_shardnumsub)
+        .complexity(
+            "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels",
+        )
+        .args(&[a::string("shardchannel").optional().multiple()]),
+    cmd("help", 2, LOADING | STALE, "6.2.0", "Returns helpful text about the different subcommands.", pubsub_help),
+];
+
+fn kind_index(kind: Kind) -> usize {
+    match kind {
+        Kind::Channel => 0,
+        Kind::Pattern => 1,
+        Kind::Shard => 2,
+    }
+}
+
+fn set_of<'c>(ctx: &'c mut Ctx, kind: Kind) -> &'c mut std::collections::HashSet<Vec<u8>> {
+    let subs = &mut ctx.client.subs;
+    match kind {
+        Kind::Channel => &mut subs.channels,
+        Kind::Pattern => &mut subs.patterns,
+        Kind::Shard => &mut subs.shard_channels,
+    }
+}
+
+/// The count a (un)subscribe confirmation carries: channels plus patterns,
+/// or shard channels alone for the sharded variants.
+fn reply_count(ctx: &Ctx, kind: Kind) -> usize {
+    match kind {
+        Kind::Shard => ctx.client.subs.shard_channels.len(),
+        _ => ctx.client.subs.count(),
+    }
+}
+
+fn confirm(ctx: &mut Ctx, what: &[u8], name: Option<&[u8]>, kind: Kind) {
+    let n = reply_count(ctx, kind);
+    ctx.out.push(3);
+    ctx.out.bulk(what);
+    match name {
+        Some(c) => ctx.out.bulk(c),
+        None => ctx.out.null(),
+    }
+    ctx.out.int(n as i64);
+}
+
+fn publish_counts(ctx: &Ctx) {
+    let s = &ctx.client.subs;
+    let info = &ctx.client.info;
+    info.sub_counts[0].store(s.channels.len(), Relaxed);
+    info.sub_counts[1].store(s.patterns.len(), Relaxed);
+    info.sub_counts[2].store(s.shard_channels.len(), Relaxed);
+}
+
+fn do_subscribe(ctx: &mut Ctx, args: &[&[u8]], kind: Kind, what: &[u8]) -> CmdResult {
+    for name in &args[1..] {
+        if set_of(ctx, kind).insert(name.to_vec()) {
+            ctx.srv.pubsub.subscribe(kind, name, &ctx.client.info);
+        }
+        confirm(ctx, what, Some(name), kind);
+    }
+    publish_counts(ctx);
+    Ok(())
+}
+
+fn do_unsubscribe(ctx: &mut Ctx, args: &[&[u8]], kind: Kind, what: &[u8]) -> CmdResult {
+    let names: Vec<Vec<u8>> = if args.len() > 1 {
+        args[1..].iter().map(|a| a.to_vec()).collect()
+    } else {
+        set_of(ctx, kind).iter().cloned().collect()
+    };
+    if names.is_empty() {
+        confirm(ctx, what, None, kind);
+    }
+    let id = ctx.client.id;
+    for name in names {
+        if set_of(ctx, kind).remove(&name) {
+            ctx.srv.pubsub.unsubscribe(kind, &name, id);
+        }
+        confirm(ctx, what, Some(&name), kind);
+    }
+    publish_counts(ctx);
+    Ok(())
+}
+
+fn subscribe(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    do_subscribe(ctx, args, Kind::Channel, b"subscribe")
+}
+
+fn psubscribe(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    do_subscribe(ctx, args, Kind::Pattern, b"psubscribe")
+}
+
+fn ssubscribe(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    do_subscribe(ctx, args, Kind::Shard, b"ssubscribe")
+}
+
+fn unsubscribe(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    do_unsubscribe(ctx, args, Kind::Channel, b"unsubscribe")
+}
+
+fn punsubscribe(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    do_unsubscribe(ctx, args, Kind::Pattern, b"punsubscribe")
+}
+
+fn sunsubscribe(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    do_unsubscribe(ctx, args, Kind::Shard, b"sunsubscribe")
+}
+
+/// Drops every subscription of a client (RESET, disconnect).
+pub fn unsubscribe_all(
+    srv: &crate::server::state::ServerState,
+    client: &mut crate::server::client::Client,
+) {
+    let id = client.id;
+    for (kind, set) in [
+        (Kind::Channel, std::mem::take(&mut client.subs.channels)),
+        (Kind::Pattern, std::mem::take(&mut client.subs.patterns)),
+        (Kind::Shard, std::mem::take(&mut client.subs.shard_channels)),
+    ] {
+        for name in set {
+            srv.pubsub.unsubscribe(kind, &name, id);
+        }
+        client.info.sub_counts[kind_index(kind)].store(0, Relaxed);
+    }
+}
+
+fn publish(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let id = ctx.client.id;
+    let n = ctx
+        .srv
+        .pubsub
+        .publish(ctx.srv, args[1], args[2], Some((id, &mut *ctx.out)));
+    ctx.out.int(n as i64);
+    Ok(())
+}
+
+fn spublish(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let id = ctx.client.id;
+    let n = ctx
+        .srv
+        .pubsub
+        .publish_shard(ctx.srv, args[1], args[2], Some((id, &mut *ctx.out)));
+    ctx.out.int(n as i64);
+    Ok(())
+}
+
+fn list_channels(ctx: &mut Ctx, args: &[&[u8]], kind: Kind) -> CmdResult {
+    let names = ctx.srv.pubsub.active(kind, args.get(2).copied());
+    ctx.out.array(names.len());
+    for n in &names {
+        ctx.out.bulk(n);
+    }
+    Ok(())
+}
+
+fn count_subscribers(ctx: &mut Ctx, args: &[&[u8]], kind: Kind) -> CmdResult {
+    let names = &args[2..];
+    // A flat array even in RESP3, as Redis replies.
+    ctx.out.array(names.len() * 2);
+    for n in names {
+        ctx.out.bulk(n);
+        ctx.out.int(ctx.srv.pubsub.subscriber_count(kind, n) as i64);
+    }
+    Ok(())
+}
+
+fn pubsub_channels(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    if args.len() > 3 {
+        return Err(CmdError::WrongArity("pubsub|channels".into()));
+    }
+    list_channels(ctx, args, Kind::Channel)
+}
+
+fn pubsub_shardchannels(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    if args.len() > 3 {
+        return Err(CmdError::WrongArity("pubsub|shardchannels".into()));
+    }
+    list_channels(ctx, args, Kind::Shard)
+}
+
+fn pubsub_numsub(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    count_subscribers(ctx, args, Kind::Channel)
+}
+
+fn pubsub_shardnumsub(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    count_subscribers(ctx, args, Kind::Shard)
+}
+
+fn pubsub_numpat(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.out.int(ctx.srv.pubsub.pattern_count() as i64);
+    Ok(())
+}
+
+fn pubsub_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    const LINES: &[&str] = &[
+        "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "CHANNELS [<pattern>]",
+        "    Return the currently active channels matching a <pattern> (default: '*').",
+        "NUMPAT",
+        "    Return number of subscriptions to patterns.",
+        "NUMSUB [<channel> ...]",
+        "    Return the number of subscribers for the specified channels, excluding",
+        "    pattern subscriptions(default: no channels).",
+        "SHARDCHANNELS [<pattern>]",
+        "    Return the currently active shard level channels matching a <pattern> (default: '*').",
+        "SHARDNUMSUB [<shardchannel> ...]",
+        "    Return the number of subscribers for the specified shard level channel(s)",
+        "HELP",
+        "    Prints this help.",
+    ];
+    ctx.out.array(LINES.len());
+    for l in LINES {
+        ctx.out.simple(l.as_bytes());
+    }
+    Ok(())
+}

@@ -19,6 +19,12 @@
 pub mod events;
 pub mod table;
 
+use std::cell::{Cell, RefCell};
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::time::Duration;
+
 use parking_lot::{Mutex, MutexGuard};
 use smallvec::SmallVec;
 
@@ -66,6 +72,72 @@ struct Padded<T>(T);
 pub struct Keyspace {
     shards: Box<[Padded<Mutex<Shard>>]>,
     ndbs: usize,
+    /// A script has run past busy-reply-threshold: commands waiting for a
+    /// shard it holds give up with BUSY instead of waiting (see
+    /// [`BusyAbort`]).
+    pub busy: AtomicBool,
+}
+
+/// The unwinding payload a command waiting for a shard throws when a busy
+/// script holds it; dispatch catches it and replies `-BUSY`. Nothing has
+/// been changed by then: the wait is at the start of the command's access.
+pub struct BusyAbort;
+
+thread_local! {
+    /// The shards an EXEC or script running on this thread holds.
+    static HELD: RefCell<Vec<HeldShard>> = const { RefCell::new(Vec::new()) };
+    static HOLDING: Cell<bool> = const { Cell::new(false) };
+    /// Whether a wait for a shard may be abandoned with [`BusyAbort`]
+    /// (set by dispatch around a command; never for the script itself).
+    static ABORTABLE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// One shard held by the running EXEC/script: its guard (lifetime erased;
+/// see [`HoldScope`]) and whether a command is using it right now.
+struct HeldShard {
+    idx: usize,
+    guard: MutexGuard<'static, Shard>,
+    in_use: std::rc::Rc<Cell<bool>>,
+}
+
+/// Marks the current thread's waits for shards as abandonable while
+/// alive.
+pub struct AbortableWaits {
+    was: bool,
+}
+
+impl AbortableWaits {
+    pub fn new(on: bool) -> AbortableWaits {
+        AbortableWaits {
+            was: ABORTABLE.with(|a| a.replace(on)),
+        }
+    }
+}
+
+impl Drop for AbortableWaits {
+    fn drop(&mut self) {
+        ABORTABLE.with(|a| a.set(self.was));
+    }
+}
+
+/// While alive, this thread holds a set of shards across several commands
+/// (EXEC, a script): every lock request for a held shard is served by the
+/// held guard, and a request for any other shard locks it and keeps it
+/// until the scope ends. So the commands inside run unchanged, atomically.
+///
+/// Only one scope per thread; dropping it releases everything.
+pub struct HoldScope<'k> {
+    _keyspace: PhantomData<&'k Keyspace>,
+}
+
+impl Drop for HoldScope<'_> {
+    fn drop(&mut self) {
+        // Guards are dropped here, before the keyspace they borrow can go
+        // (the scope borrows it).
+        let held = HELD.with(|h| std::mem::take(&mut *h.borrow_mut()));
+        HOLDING.with(|h| h.set(false));
+        drop(held);
+    }
 }
 
 impl Keyspace {
@@ -78,7 +150,78 @@ impl Keyspace {
                 }))
             })
             .collect();
-        Keyspace { shards, ndbs }
+        Keyspace {
+            shards,
+            ndbs,
+            busy: AtomicBool::new(false),
+        }
+    }
+
+    /// Starts holding `idxs` (sorted, deduplicated) for the commands of an
+    /// EXEC or a script; see [`HoldScope`]. Acquired without holding any
+    /// while waiting, like [`Keyspace::lock_keys`].
+    pub fn hold(&self, idxs: &[usize]) -> HoldScope<'_> {
+        let guards = self.acquire_all(idxs);
+        let held: Vec<HeldShard> = guards
+            .into_iter()
+            .map(|(idx, g)| HeldShard {
+                idx,
+                // SAFETY: the guard borrows `self`; the returned HoldScope
+                // borrows `self` too and drops every held guard in its
+                // Drop, so no guard outlives the keyspace.
+                guard: unsafe {
+                    std::mem::transmute::<MutexGuard<'_, Shard>, MutexGuard<'static, Shard>>(g)
+                },
+                in_use: Default::default(),
+            })
+            .collect();
+        HELD.with(|h| *h.borrow_mut() = held);
+        HOLDING.with(|h| h.set(true));
+        HoldScope {
+            _keyspace: PhantomData,
+        }
+    }
+
+    /// Locks `idxs` (sorted) without ever waiting while holding one: on
+    /// contention everything is released, the contended shard is waited
+    /// for alone, and the attempt starts over. Only scripts wait while
+    /// holding shards (they are serialised by the script lock), so lock
+    /// waits can never form a cycle.
+    fn acquire_all(&self, idxs: &[usize]) -> Vec<(usize, MutexGuard<'_, Shard>)> {
+        loop {
+            let mut guards = Vec::with_capacity(idxs.len());
+            let mut contended = None;
+            for &i in idxs {
+                match self.shards[i].0.try_lock() {
+                    Some(g) => guards.push((i, g)),
+                    None => {
+                        contended = Some(i);
+                        break;
+                    }
+                }
+            }
+            match contended {
+                None => return guards,
+                Some(i) => {
+                    drop(guards);
+                    drop(self.wait_for(i));
+                }
+            }
+        }
+    }
+
+    /// Waits for a shard's mutex; gives up with [`BusyAbort`] if a busy
+    /// script holds it and this thread's wait may be abandoned.
+    fn wait_for(&self, idx: usize) -> MutexGuard<'_, Shard> {
+        let m = &self.shards[idx].0;
+        loop {
+            if let Some(g) = m.try_lock_for(Duration::from_millis(5)) {
+                return g;
+            }
+            if self.busy.load(Relaxed) && ABORTABLE.with(|a| a.get()) {
+                std::panic::resume_unwind(Box::new(BusyAbort));
+            }
+        }
     }
 
     pub fn num_dbs(&self) -> usize {
@@ -86,8 +229,53 @@ impl Keyspace {
     }
 
     #[inline]
-    pub fn lock_shard(&self, idx: usize) -> MutexGuard<'_, Shard> {
-        self.shards[idx].0.lock()
+    pub fn lock_shard(&self, idx: usize) -> ShardGuard<'_> {
+        if HOLDING.with(|h| h.get()) {
+            return self.held_shard(idx);
+        }
+        match self.shards[idx].0.try_lock() {
+            Some(g) => ShardGuard::Owned(g),
+            None => ShardGuard::Owned(self.wait_for(idx)),
+        }
+    }
+
+    /// A shard inside a [`HoldScope`]: the held guard, or the shard newly
+    /// locked and kept until the scope ends.
+    #[cold]
+    fn held_shard(&self, idx: usize) -> ShardGuard<'_> {
+        HELD.with(|h| {
+            let mut held = h.borrow_mut();
+            let pos = match held.binary_search_by_key(&idx, |s| s.idx) {
+                Ok(p) => p,
+                Err(p) => {
+                    let g = self.shards[idx].0.lock();
+                    // SAFETY: as in `hold`: the scope drops it before the
+                    // keyspace can go away.
+                    let guard = unsafe {
+                        std::mem::transmute::<MutexGuard<'_, Shard>, MutexGuard<'static, Shard>>(g)
+                    };
+                    held.insert(
+                        p,
+                        HeldShard {
+                            idx,
+                            guard,
+                            in_use: Default::default(),
+                        },
+                    );
+                    p
+                }
+            };
+            let slot = &mut held[pos];
+            // Two live borrows of one held shard would alias; commands never
+            // nest their lock requests (it would deadlock outside a scope).
+            assert!(!slot.in_use.get(), "held shard borrowed twice");
+            slot.in_use.set(true);
+            ShardGuard::Held {
+                shard: NonNull::from(&mut *slot.guard),
+                in_use: slot.in_use.clone(),
+                _borrow: PhantomData,
+            }
+        })
     }
 
     /// Locks the one shard holding `key`.
@@ -99,21 +287,33 @@ impl Keyspace {
         LockSet { guards }
     }
 
-    /// Locks the shards of all `keys` in ascending order (no deadlock
-    /// between two multi-key commands).
+    /// Locks the shards of all `keys` (without waiting while holding one;
+    /// see [`Keyspace::hold`]).
     pub fn lock_keys<'k>(&self, keys: impl IntoIterator<Item = &'k [u8]>) -> LockSet<'_> {
         let mut idxs: SmallVec<[usize; 8]> = keys.into_iter().map(shard_of).collect();
         idxs.sort_unstable();
         idxs.dedup();
-        let guards = idxs.into_iter().map(|i| (i, self.lock_shard(i))).collect();
+        self.lock_indices(&idxs)
+    }
+
+    fn lock_indices(&self, idxs: &[usize]) -> LockSet<'_> {
+        if idxs.len() == 1 || HOLDING.with(|h| h.get()) {
+            let guards = idxs.iter().map(|&i| (i, self.lock_shard(i))).collect();
+            return LockSet { guards };
+        }
+        let guards = self
+            .acquire_all(idxs)
+            .into_iter()
+            .map(|(i, g)| (i, ShardGuard::Owned(g)))
+            .collect();
         LockSet { guards }
     }
 
     /// Locks every shard, for operations that must be atomic over the whole
-    /// keyspace (FLUSHALL, SWAPDB, and later scripts with undeclared keys).
+    /// keyspace (FLUSHALL, SWAPDB).
     pub fn lock_all(&self) -> LockSet<'_> {
-        let guards = (0..NUM_SHARDS).map(|i| (i, self.lock_shard(i))).collect();
-        LockSet { guards }
+        let all: Vec<usize> = (0..NUM_SHARDS).collect();
+        self.lock_indices(&all)
     }
 
     /// Number of keys in one database, summed shard by shard.
@@ -154,9 +354,54 @@ impl Keyspace {
     }
 }
 
+/// A locked shard: its own mutex guard, or a shard held by the enclosing
+/// EXEC/script ([`HoldScope`]).
+pub enum ShardGuard<'a> {
+    Owned(MutexGuard<'a, Shard>),
+    Held {
+        shard: NonNull<Shard>,
+        in_use: std::rc::Rc<Cell<bool>>,
+        _borrow: PhantomData<&'a mut Shard>,
+    },
+}
+
+impl std::ops::Deref for ShardGuard<'_> {
+    type Target = Shard;
+    #[inline]
+    fn deref(&self) -> &Shard {
+        match self {
+            ShardGuard::Owned(g) => g,
+            // SAFETY: the pointer comes from a guard the HoldScope keeps
+            // locked for longer than this ShardGuard lives (both are
+            // confined to this thread: the Rc makes ShardGuard !Send), and
+            // `in_use` ensures it is the only borrow of that shard.
+            ShardGuard::Held { shard, .. } => unsafe { shard.as_ref() },
+        }
+    }
+}
+
+impl std::ops::DerefMut for ShardGuard<'_> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut Shard {
+        match self {
+            ShardGuard::Owned(g) => g,
+            // SAFETY: as in `deref`.
+            ShardGuard::Held { shard, .. } => unsafe { shard.as_mut() },
+        }
+    }
+}
+
+impl Drop for ShardGuard<'_> {
+    fn drop(&mut self) {
+        if let ShardGuard::Held { in_use, .. } = self {
+            in_use.set(false);
+        }
+    }
+}
+
 /// The shards one command holds, sorted by index.
 pub struct LockSet<'a> {
-    guards: SmallVec<[(usize, MutexGuard<'a, Shard>); 2]>,
+    guards: SmallVec<[(usize, ShardGuard<'a>); 2]>,
 }
 
 impl<'a> LockSet<'a> {

@@ -47,6 +47,25 @@ pub struct Client {
     pub redacted: u64,
     /// The MONITOR feed, registered by the MONITOR command itself.
     pub monitor_rx: Option<tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>>,
+    /// Pub/sub subscriptions.
+    pub subs: super::pubsub::Subscriptions,
+    /// MULTI state: the queued commands, WATCHed keys.
+    pub multi: crate::commands::multi::TxState,
+    /// CLIENT TRACKING state.
+    pub tracking: super::tracking::TrackingState,
+}
+
+impl Client {
+    /// Whether other clients may send this one messages (it must then
+    /// watch its outbox as well as its socket).
+    pub fn receives_pushes(&self) -> bool {
+        !self.subs.is_empty() || self.tracking.on
+    }
+
+    /// RESP2 subscribed mode: only (un)subscribe, PING, QUIT, RESET.
+    pub fn in_resp2_pubsub_mode(&self, resp3: bool) -> bool {
+        !resp3 && !self.subs.is_empty()
+    }
 }
 
 /// The publicly visible side of a client.
@@ -80,6 +99,20 @@ pub struct ClientInfo {
     /// Whether `fd` still belongs to this client: CLIENT KILL shuts the
     /// socket down only while it does, so a reused descriptor is never hit.
     pub fd_open: Mutex<bool>,
+    /// Messages other clients sent this one (pub/sub, invalidations),
+    /// encoded, waiting for its task to write them ([`super::pubsub`]).
+    pub outbox: Mutex<Vec<u8>>,
+    /// When the outbox first went over the soft output limit (0: it is
+    /// under it).
+    pub obuf_soft_since_ms: AtomicI64,
+    /// Subscribed channels, patterns and shard channels (CLIENT LIST).
+    pub sub_counts: [AtomicUsize; 3],
+    /// Commands queued in MULTI, -1 outside MULTI (CLIENT LIST `multi`).
+    pub multi_len: AtomicI64,
+    /// CLIENT TRACKING redirect target (-1 none), for CLIENT LIST `redir`.
+    pub redirect: AtomicI64,
+    /// Tracking flags for CLIENT LIST (`t`, `R`, `B`...), as letters.
+    pub tracking_flags: Mutex<String>,
 }
 
 impl ClientInfo {
@@ -108,6 +141,12 @@ impl ClientInfo {
             killed: AtomicBool::new(false),
             wake: Notify::new(),
             fd_open: Mutex::new(true),
+            outbox: Mutex::new(Vec::new()),
+            obuf_soft_since_ms: AtomicI64::new(0),
+            sub_counts: Default::default(),
+            multi_len: AtomicI64::new(-1),
+            redirect: AtomicI64::new(-1),
+            tracking_flags: Mutex::new(String::new()),
         }
     }
 
@@ -159,13 +198,20 @@ impl ClientInfo {
         if self.no_touch.load(Relaxed) {
             flags.push('T');
         }
+        if self.multi_len.load(Relaxed) >= 0 {
+            flags.push('x');
+        }
+        if self.sub_counts.iter().any(|c| c.load(Relaxed) > 0) {
+            flags.push('P');
+        }
+        flags.push_str(&self.tracking_flags.lock());
         if flags.is_empty() {
             flags.push('N');
         }
         let age = (now_ms - self.created_ms).max(0) / 1000;
         let idle = (now_ms - self.last_interaction_ms.load(Relaxed)).max(0) / 1000;
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl={} oll={} omem={} tot-mem={} events=r cmd={} user=default redir={} resp={}",
             self.id,
             self.addr,
             self.laddr,
@@ -175,11 +221,18 @@ impl ClientInfo {
             idle,
             flags,
             self.db.load(Relaxed),
+            self.sub_counts[0].load(Relaxed),
+            self.sub_counts[1].load(Relaxed),
+            self.sub_counts[2].load(Relaxed),
+            self.multi_len.load(Relaxed),
             self.qbuf.load(Relaxed),
             self.qbuf_free.load(Relaxed),
+            0,
+            usize::from(self.omem.load(Relaxed) > 0),
             self.omem.load(Relaxed),
             self.qbuf.load(Relaxed) + self.qbuf_free.load(Relaxed) + self.omem.load(Relaxed),
             cmd,
+            self.redirect.load(Relaxed),
             self.resp.load(Relaxed),
         )
     }

@@ -50,6 +50,9 @@ pub async fn serve(srv: Arc<ServerState>, worker: Arc<WorkerStats>, stream: TcpS
         block: None,
         redacted: 0,
         monitor_rx: None,
+        subs: Default::default(),
+        multi: Default::default(),
+        tracking: Default::default(),
     };
     info.authenticated.store(client.authenticated, Relaxed);
     let mut stream = stream;
@@ -58,6 +61,9 @@ pub async fn serve(srv: Arc<ServerState>, worker: Arc<WorkerStats>, stream: TcpS
         monitor_feed(&mut client, &mut stream).await;
     }
     info.mark_closed();
+    crate::commands::pubsub::unsubscribe_all(&srv, &mut client);
+    crate::commands::multi::unwatch_all(&srv, &mut client);
+    crate::server::tracking::disable(&srv, &mut client);
     srv.clients.unregister(id);
     let mut mons = srv.monitors.lock();
     mons.retain(|m| m.id != id);
@@ -78,6 +84,7 @@ async fn run(
             return Ok(());
         }
         let blocked = process_buffer(srv, client, &mut parser, &mut rbuf, &mut out).await;
+        take_outbox(client, &mut out);
         flush(client, &mut out, stream).await?;
         if client.close_after_reply || client.become_monitor {
             return Ok(());
@@ -100,10 +107,22 @@ async fn run(
         if rbuf.capacity() - rbuf.len() < target {
             rbuf.reserve(target);
         }
-        let idle = srv.config.timeout_secs();
-        let n = match read_with_timeout(stream, &mut rbuf, idle).await {
-            Some(r) => r?,
-            None => return Ok(()),
+        // Subscribers time out only as Redis's do: never.
+        let idle = if client.receives_pushes() {
+            0
+        } else {
+            srv.config.timeout_secs()
+        };
+        let n = if client.receives_pushes() {
+            tokio::select! {
+                r = stream.read_buf(&mut rbuf) => r?,
+                _ = info.wake.notified() => continue,
+            }
+        } else {
+            match read_with_timeout(stream, &mut rbuf, idle).await {
+                Some(r) => r?,
+                None => return Ok(()),
+            }
         };
         if n == 0 {
             return Ok(());
@@ -284,6 +303,23 @@ async fn wait_blocked(
         flush(client, out, stream).await?;
     }
     result
+}
+
+/// Moves messages other clients sent (pub/sub, invalidations) into the
+/// reply buffer.
+pub fn take_outbox(client: &Client, out: &mut ReplyBuf) {
+    let info = &client.info;
+    if info.omem.load(Relaxed) == 0 {
+        return;
+    }
+    let mut outbox = info.outbox.lock();
+    out.buf.extend_from_slice(&outbox);
+    outbox.clear();
+    if outbox.capacity() > 64 * 1024 {
+        outbox.shrink_to(4096);
+    }
+    info.omem.store(0, Relaxed);
+    info.obuf_soft_since_ms.store(0, Relaxed);
 }
 
 /// Reads whatever is available into `rbuf` (used while blocked).

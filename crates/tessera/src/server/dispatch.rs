@@ -34,6 +34,7 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
             if let Some(id) = known {
                 client.worker.commands[id].rejected.add(1);
             }
+            flag_transaction(client);
             reply_error(srv, client, out, &e);
             finish_reply_mode(client, out, mark);
             return;
@@ -44,6 +45,7 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
 
     if !client.authenticated && !cmd.has(flags::NO_AUTH) && srv.config.requirepass().is_some() {
         stats.rejected.add(1);
+        flag_transaction(client);
         reply_error(srv, client, out, &CmdError::NoAuth);
         finish_reply_mode(client, out, mark);
         return;
@@ -69,12 +71,76 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
         let fits = super::evict::ensure_memory(srv, client);
         if !fits && cmd.has(flags::DENYOOM) {
             stats.rejected.add(1);
+            flag_transaction(client);
             reply_error(srv, client, out, &CmdError::Oom);
             finish_reply_mode(client, out, mark);
             return;
         }
     }
 
+    if client.in_resp2_pubsub_mode(out.resp3()) && !allowed_in_pubsub_mode(cmd) {
+        stats.rejected.add(1);
+        let msg = format!(
+            "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+            commands::by_id(id).map_or(cmd.name, |(n, _)| n)
+        );
+        reply_error(srv, client, out, &CmdError::msg(msg));
+        finish_reply_mode(client, out, mark);
+        return;
+    }
+
+    if client.multi.active && !runs_inside_multi(cmd) {
+        commands::multi::queue(client, out, args);
+        finish_reply_mode(client, out, mark);
+        return;
+    }
+
+    call(srv, client, out, id, cmd, args, now_ms);
+    deliver_events(srv, client, out, mark);
+    finish_reply_mode(client, out, mark);
+}
+
+/// Whether a rejected command should also doom the open transaction.
+fn flag_transaction(client: &mut Client) {
+    if client.multi.active {
+        client.multi.dirty_queue = true;
+    }
+}
+
+/// Commands that act at once even between MULTI and EXEC.
+fn runs_inside_multi(cmd: &CommandSpec) -> bool {
+    matches!(
+        cmd.name,
+        "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
+    )
+}
+
+fn allowed_in_pubsub_mode(cmd: &CommandSpec) -> bool {
+    matches!(
+        cmd.name,
+        "subscribe"
+            | "unsubscribe"
+            | "psubscribe"
+            | "punsubscribe"
+            | "ssubscribe"
+            | "sunsubscribe"
+            | "ping"
+            | "quit"
+            | "reset"
+    )
+}
+
+/// Runs a resolved, admitted command: the handler, then its accounting.
+/// EXEC and scripts call this for the commands they run.
+pub fn call(
+    srv: &ServerState,
+    client: &mut Client,
+    out: &mut ReplyBuf,
+    id: usize,
+    cmd: &'static CommandSpec,
+    args: &[&[u8]],
+    now_ms: i64,
+) {
     let touch = if client.no_touch && !is_touch_command(cmd) {
         Touch::None
     } else {
@@ -89,7 +155,16 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
             now_ms,
             touch,
         };
-        (cmd.handler)(&mut ctx, args)
+        let _abortable = crate::keyspace::AbortableWaits::new(true);
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            (cmd.handler)(&mut ctx, args)
+        })) {
+            Ok(r) => r,
+            Err(payload) if payload.is::<crate::keyspace::BusyAbort>() => {
+                Err(commands::scripting::busy_error(srv))
+            }
+            Err(payload) => std::panic::resume_unwind(payload),
+        }
     };
     let elapsed_ns = started.elapsed().as_nanos() as u64;
     let elapsed_us = elapsed_ns / 1000;
@@ -113,7 +188,44 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
     if elapsed_us >= 1000 {
         srv.record_latency("command", elapsed_us / 1000);
     }
-    finish_reply_mode(client, out, mark);
+}
+
+/// Publishes what the server's own work (active expiry) queued.
+pub fn publish_background_events(srv: &ServerState) {
+    use crate::keyspace::events;
+    for ev in events::take_events() {
+        super::pubsub::publish_keyspace_event(srv, &ev, &mut None);
+    }
+    let keys = events::take_invalidated();
+    if !keys.is_empty() {
+        super::tracking::invalidate_from_server(srv, &keys);
+    }
+}
+
+/// Publishes the keyspace notifications and sends the invalidations the
+/// command queued. Messages for this very client go before its reply, as
+/// Redis writes them while the command runs.
+pub fn deliver_events(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, mark: usize) {
+    use crate::keyspace::events;
+    if !events::pending() {
+        return;
+    }
+    let mut own = ReplyBuf::new(out.protocol);
+    let evs = events::take_events();
+    if !evs.is_empty() {
+        let mut me = Some((client.id, &mut own));
+        for ev in &evs {
+            super::pubsub::publish_keyspace_event(srv, ev, &mut me);
+        }
+    }
+    let keys = events::take_invalidated();
+    if !keys.is_empty() {
+        super::tracking::invalidate_keys(srv, client, &mut own, &keys);
+    }
+    if !own.buf.is_empty() {
+        let at = mark.min(out.buf.len());
+        out.buf.splice(at..at, own.buf);
+    }
 }
 
 /// Looks up the command (and subcommand) and checks the arity.

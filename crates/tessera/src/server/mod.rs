@@ -15,8 +15,10 @@ pub mod evict;
 pub mod lazyfree;
 pub mod log;
 pub mod memory;
+pub mod pubsub;
 pub mod state;
 pub mod stats;
+pub mod tracking;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -83,6 +85,8 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
         peak_memory: AtomicU64::new(0),
         executable,
         config_file: config.config_file().map(|p| p.display().to_string()),
+        pubsub: pubsub::PubSub::default(),
+        script_lock: Mutex::new(()),
         config,
     });
 
@@ -370,6 +374,9 @@ async fn active_expire_loop(srv: Arc<ServerState>, index: usize, nworkers: usize
             }
             shard.stats.expired_keys += expired_here;
             drop(shard);
+            if expired_here > 0 {
+                dispatch::publish_background_events(&srv);
+            }
             shard_idx += nworkers.max(1);
             if shard_idx >= NUM_SHARDS {
                 shard_idx = index;

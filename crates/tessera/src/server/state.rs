@@ -128,6 +128,9 @@ pub struct ServerState {
     pub peak_memory: AtomicU64,
     pub executable: String,
     pub config_file: Option<String>,
+    pub pubsub: super::pubsub::PubSub,
+    /// Held by the running script (see commands::scripting::lock_scripts).
+    pub script_lock: Mutex<()>,
 }
 
 impl ServerState {
@@ -172,6 +175,14 @@ impl ServerState {
             series.samples.pop_front();
         }
         series.max_ms = series.max_ms.max(ms);
+    }
+
+    /// Logs the disconnection of a client over its output buffer limit.
+    pub fn log_obuf_kill(&self, info: &super::client::ClientInfo) {
+        crate::server::log::warning(&format!(
+            "Client {} scheduled to be closed ASAP for overcoming of output buffer limits.",
+            info.describe(unix_ms())
+        ));
     }
 
     pub fn stat_total(&self, f: impl Fn(&WorkerStats) -> u64) -> u64 {

@@ -1,0 +1,304 @@
+//! Pub/sub across threads: who is subscribed to what, and delivery of
+//! messages into other clients' outboxes.
+//!
+//! A subscriber's connection task owns its socket, so a publisher running on
+//! another worker cannot write to it. Instead each client has an *outbox*
+//! ([`ClientInfo::outbox`]): publishers append the encoded message (in the
+//! subscriber's protocol) and wake the task, which moves the bytes into its
+//! reply buffer and writes them. The outbox is what
+//! `client-output-buffer-limit pubsub` bounds: a subscriber that does not
+//! read is disconnected once its outbox passes the hard limit, or stays
+//! above the soft limit for longer than allowed.
+//!
+//! The registries are behind read/write locks: PUBLISH only reads them;
+//! (un)subscribing writes them.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+use tessera_resp::encode::{Protocol, ReplyBuf};
+
+use super::client::ClientInfo;
+use super::state::{unix_ms, ServerState};
+use crate::config::ClientClass;
+use crate::util::glob::glob_match;
+
+/// One client's subscriptions, kept by its own task.
+#[derive(Default)]
+pub struct Subscriptions {
+    pub channels: HashSet<Vec<u8>>,
+    pub patterns: HashSet<Vec<u8>>,
+    pub shard_channels: HashSet<Vec<u8>>,
+}
+
+impl Subscriptions {
+    /// Channels plus patterns: the count (P)SUBSCRIBE replies report.
+    pub fn count(&self) -> usize {
+        self.channels.len() + self.patterns.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.channels.is_empty() && self.patterns.is_empty() && self.shard_channels.is_empty()
+    }
+}
+
+type Subscribers = Vec<Arc<ClientInfo>>;
+
+#[derive(Default)]
+pub struct PubSub {
+    channels: RwLock<HashMap<Vec<u8>, Subscribers>>,
+    patterns: RwLock<HashMap<Vec<u8>, Subscribers>>,
+    shard_channels: RwLock<HashMap<Vec<u8>, Subscribers>>,
+}
+
+/// Which registry an operation is about.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Channel,
+    Pattern,
+    Shard,
+}
+
+impl PubSub {
+    fn registry(&self, kind: Kind) -> &RwLock<HashMap<Vec<u8>, Subscribers>> {
+        match kind {
+            Kind::Channel => &self.channels,
+            Kind::Pattern => &self.patterns,
+            Kind::Shard => &self.shard_channels,
+        }
+    }
+
+    pub fn subscribe(&self, kind: Kind, name: &[u8], info: &Arc<ClientInfo>) {
+        let mut reg = self.registry(kind).write();
+        let subs = reg.entry(name.to_vec()).or_default();
+        if !subs.iter().any(|s| s.id == info.id) {
+            subs.push(info.clone());
+        }
+    }
+
+    pub fn unsubscribe(&self, kind: Kind, name: &[u8], id: u64) {
+        let mut reg = self.registry(kind).write();
+        if let Some(subs) = reg.get_mut(name) {
+            subs.retain(|s| s.id != id);
+            if subs.is_empty() {
+                reg.remove(name);
+            }
+        }
+    }
+
+    /// Active channels (or shard channels) matching `pattern` (all when None).
+    pub fn active(&self, kind: Kind, pattern: Option<&[u8]>) -> Vec<Vec<u8>> {
+        self.registry(kind)
+            .read()
+            .keys()
+            .filter(|c| pattern.is_none_or(|p| glob_match(p, c, false)))
+            .cloned()
+            .collect()
+    }
+
+    pub fn subscriber_count(&self, kind: Kind, name: &[u8]) -> usize {
+        self.registry(kind).read().get(name).map_or(0, |s| s.len())
+    }
+
+    /// Number of distinct patterns subscribed to (PUBSUB NUMPAT).
+    pub fn pattern_count(&self) -> usize {
+        self.patterns.read().len()
+    }
+
+    pub fn channel_count(&self) -> usize {
+        self.channels.read().len()
+    }
+
+    /// Delivers `message` on `channel` to channel and pattern subscribers;
+    /// returns how many received it. `me` is the publishing client: its
+    /// own copy goes into `own` (written before its reply, as Redis does)
+    /// instead of its outbox.
+    pub fn publish(
+        &self,
+        srv: &ServerState,
+        channel: &[u8],
+        message: &[u8],
+        me: Option<(u64, &mut ReplyBuf)>,
+    ) -> usize {
+        let mut own = me;
+        let mut cache = Encoded::default();
+        let mut receivers = 0;
+        if let Some(subs) = self.channels.read().get(channel) {
+            for s in subs {
+                receivers += 1;
+                deliver(srv, s, &mut own, &mut cache, |out| {
+                    out.push(3);
+                    out.bulk(b"message");
+                    out.bulk(channel);
+                    out.bulk(message);
+                });
+            }
+        }
+        let patterns = self.patterns.read();
+        if !patterns.is_empty() {
+            for (pattern, subs) in patterns.iter() {
+                if !glob_match(pattern, channel, false) {
+                    continue;
+                }
+                let mut cache = Encoded::default();
+                for s in subs {
+                    receivers += 1;
+                    deliver(srv, s, &mut own, &mut cache, |out| {
+                        out.push(4);
+                        out.bulk(b"pmessage");
+                        out.bulk(pattern);
+                        out.bulk(channel);
+                        out.bulk(message);
+                    });
+                }
+            }
+        }
+        receivers
+    }
+
+    /// SPUBLISH: delivers to shard-channel subscribers only.
+    pub fn publish_shard(
+        &self,
+        srv: &ServerState,
+        channel: &[u8],
+        message: &[u8],
+        me: Option<(u64, &mut ReplyBuf)>,
+    ) -> usize {
+        let mut own = me;
+        let mut cache = Encoded::default();
+        let mut receivers = 0;
+        if let Some(subs) = self.shard_channels.read().get(channel) {
+            for s in subs {
+                receivers += 1;
+                deliver(srv, s, &mut own, &mut cache, |out| {
+                    out.push(3);
+                    out.bulk(b"smessage");
+                    out.bulk(channel);
+                    out.bulk(message);
+                });
+            }
+        }
+        receivers
+    }
+
+    /// Sends a tracking invalidation push (or `__redis__:invalidate`
+    /// message) to one client. `keys` None means "flush everything" (null).
+    pub fn send_to(&self, srv: &ServerState, info: &ClientInfo, build: impl Fn(&mut ReplyBuf)) {
+        let mut cache = Encoded::default();
+        push_to(srv, info, &mut cache, &build);
+    }
+}
+
+/// A message encoded once per protocol, on first need.
+#[derive(Default)]
+struct Encoded {
+    resp2: Option<Vec<u8>>,
+    resp3: Option<Vec<u8>>,
+}
+
+impl Encoded {
+    fn get(&mut self, resp3: bool, build: &impl Fn(&mut ReplyBuf)) -> &[u8] {
+        let slot = if resp3 {
+            &mut self.resp3
+        } else {
+            &mut self.resp2
+        };
+        slot.get_or_insert_with(|| {
+            let mut out = ReplyBuf::new(if resp3 {
+                Protocol::Resp3
+            } else {
+                Protocol::Resp2
+            });
+            build(&mut out);
+            out.buf
+        })
+    }
+}
+
+fn deliver(
+    srv: &ServerState,
+    to: &ClientInfo,
+    own: &mut Option<(u64, &mut ReplyBuf)>,
+    cache: &mut Encoded,
+    build: impl Fn(&mut ReplyBuf),
+) {
+    if let Some((id, out)) = own {
+        if *id == to.id {
+            build(out);
+            return;
+        }
+    }
+    push_to(srv, to, cache, &build);
+}
+
+/// Appends an encoded message to a client's outbox and wakes its task,
+/// disconnecting the client if its outbox passes the output buffer limits.
+fn push_to(
+    srv: &ServerState,
+    to: &ClientInfo,
+    cache: &mut Encoded,
+    build: &impl Fn(&mut ReplyBuf),
+) {
+    if to.killed.load(Relaxed) {
+        return;
+    }
+    let bytes = cache.get(to.resp.load(Relaxed) == 3, build);
+    let size = {
+        let mut outbox = to.outbox.lock();
+        outbox.extend_from_slice(bytes);
+        outbox.len()
+    };
+    to.omem.store(size, Relaxed);
+    if over_limit(srv, to, size) {
+        srv.log_obuf_kill(to);
+        to.kill();
+        return;
+    }
+    to.wake.notify_one();
+}
+
+/// Applies `client-output-buffer-limit pubsub` to an outbox of `size`
+/// bytes: true when the client must be disconnected.
+pub fn over_limit(srv: &ServerState, to: &ClientInfo, size: usize) -> bool {
+    let limit = srv.config.client_output_buffer_limit(ClientClass::Pubsub);
+    let size = size as u64;
+    if limit.hard_bytes > 0 && size >= limit.hard_bytes {
+        return true;
+    }
+    if limit.soft_bytes > 0 && size >= limit.soft_bytes {
+        let now = unix_ms();
+        let since = to.obuf_soft_since_ms.load(Relaxed);
+        if since == 0 {
+            to.obuf_soft_since_ms.store(now, Relaxed);
+            return false;
+        }
+        return (now - since) as u64 > limit.soft_seconds * 1000;
+    }
+    to.obuf_soft_since_ms.store(0, Relaxed);
+    false
+}
+
+/// The notification channels of one keyspace event, published as Redis
+/// does: `__keyspace@<db>__:<key>` carrying the event name and
+/// `__keyevent@<db>__:<event>` carrying the key.
+pub fn publish_keyspace_event(
+    srv: &ServerState,
+    ev: &crate::keyspace::events::Event,
+    me: &mut Option<(u64, &mut ReplyBuf)>,
+) {
+    use crate::keyspace::events::Class;
+    let flags = srv.config.notify_keyspace_events();
+    if flags.has(Class::KEYSPACE) {
+        let mut ch = format!("__keyspace@{}__:", ev.db).into_bytes();
+        ch.extend_from_slice(&ev.key);
+        let own = me.as_mut().map(|(id, out)| (*id, &mut **out));
+        srv.pubsub.publish(srv, &ch, ev.event.as_bytes(), own);
+    }
+    if flags.has(Class::KEYEVENT) {
+        let ch = format!("__keyevent@{}__:{}", ev.db, ev.event).into_bytes();
+        let own = me.as_mut().map(|(id, out)| (*id, &mut **out));
+        srv.pubsub.publish(srv, &ch, &ev.key, own);
+    }
+}
