@@ -10,6 +10,7 @@
 pub mod commands;
 pub mod config;
 pub mod keyspace;
+pub mod scripting;
 pub mod server;
 pub mod types;
 pub mod util;

@@ -1,15 +1,164 @@
-//! Scripting: EVAL, EVALSHA, SCRIPT, FUNCTION, FCALL.
+//! Scripting: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT. The Lua engine
+//! lives in [`crate::scripting`]; this module parses the commands, takes the
+//! locks that make a script atomic, and runs it.
 
-use super::{CmdError, CommandSpec};
+use std::cell::RefCell;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::{Duration, Instant};
+
+use mlua::{MultiValue, Value};
+use tessera_resp::encode::{Protocol, ReplyBuf};
+
+use super::args::{eq_ic, int};
+use super::flags::*;
+use super::meta::{arg as a, ksflags::*, BeginSearch, FindKeys, KeySpecDef};
+use super::{acl, CmdError, CmdResult, CommandSpec, Ctx, Handler};
+use crate::keyspace::{shard_of, AbortableWaits};
+use crate::scripting::{self, convert, parse_shebang, Script, ScriptFlags};
+use crate::server::client::{Client, ReplyMode};
+use crate::server::dispatch;
 use crate::server::state::ServerState;
 
-pub static COMMANDS: &[CommandSpec] = &[];
+/// A scripting command: group `scripting`, ACL `@scripting`.
+const fn cmd(
+    name: &'static str,
+    arity: i32,
+    flags: u32,
+    since: &'static str,
+    summary: &'static str,
+    handler: Handler,
+) -> CommandSpec {
+    CommandSpec::new(name, arity, flags, "scripting", since, summary, handler).acl(acl::SCRIPTING)
+}
+
+const EVAL_ARGS: &[a::Arg] = &[
+    a::string("script"),
+    a::integer("numkeys"),
+    a::key("key", 0).optional().multiple(),
+    a::string("arg").optional().multiple(),
+];
+const EVALSHA_ARGS: &[a::Arg] = &[
+    a::string("sha1"),
+    a::integer("numkeys"),
+    a::key("key", 0).optional().multiple(),
+    a::string("arg").optional().multiple(),
+];
+const KEYNUM: FindKeys = FindKeys::Keynum {
+    keynumidx: 0,
+    firstkey: 1,
+    keystep: 1,
+};
+
+pub static COMMANDS: &[CommandSpec] =
+    &[
+        cmd(
+            "eval",
+            -3,
+            NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS,
+            "2.6.0",
+            "Executes a server-side Lua script.",
+            eval,
+        )
+        .complexity("Depends on the script that is executed.")
+        .key_specs(&[
+            KeySpecDef::new(RW | ACCESS | UPDATE, BeginSearch::Index(2), KEYNUM).notes(
+                "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE",
+            ),
+        ])
+        .args(EVAL_ARGS),
+        cmd(
+            "evalsha",
+            -3,
+            NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS,
+            "2.6.0",
+            "Executes a server-side Lua script by SHA1 digest.",
+            evalsha,
+        )
+        .complexity("Depends on the script that is executed.")
+        .key_specs(&[KeySpecDef::new(
+            RW | ACCESS | UPDATE,
+            BeginSearch::Index(2),
+            KEYNUM,
+        )])
+        .args(EVALSHA_ARGS),
+        cmd(
+            "eval_ro",
+            -3,
+            READONLY | NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS,
+            "7.0.0",
+            "Executes a read-only server-side Lua script.",
+            eval_ro,
+        )
+        .complexity("Depends on the script that is executed.")
+        .key_specs(&[
+            KeySpecDef::new(RO | ACCESS, BeginSearch::Index(2), KEYNUM).notes(
+                "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS",
+            ),
+        ])
+        .args(EVAL_ARGS),
+        cmd(
+            "evalsha_ro",
+            -3,
+            READONLY | NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS,
+            "7.0.0",
+            "Executes a read-only server-side Lua script by SHA1 digest.",
+            evalsha_ro,
+        )
+        .complexity("Depends on the script that is executed.")
+        .key_specs(&[KeySpecDef::new(RO | ACCESS, BeginSearch::Index(2), KEYNUM)])
+        .args(EVALSHA_ARGS),
+        cmd(
+            "script",
+            -2,
+            0,
+            "2.6.0",
+            "A container for Lua scripts management commands.",
+            super::generic::container,
+        )
+        .acl(0)
+        .complexity("Depends on subcommand.")
+        .subcommands(SCRIPT_SUBS),
+    ];
+
+static SCRIPT_SUBS: &[CommandSpec] = &[
+    cmd("load", 3, NOSCRIPT | STALE, "2.6.0", "Loads a server-side Lua script to the script cache.", script_load)
+        .complexity("O(N) with N being the length in bytes of the script body.")
+        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
+        .args(&[a::string("script")]),
+    cmd("exists", -3, NOSCRIPT, "2.6.0", "Determines whether server-side Lua scripts exist in the script cache.", script_exists)
+        .complexity(
+            "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).",
+        )
+        .tips(&["request_policy:all_shards", "response_policy:agg_logical_and"])
+        .args(&[a::string("sha1").multiple()]),
+    cmd("flush", -2, NOSCRIPT, "2.6.0", "Removes all server-side Lua scripts from the script cache.", script_flush)
+        .complexity("O(N) with N being the number of scripts in cache")
+        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
+        .history(&[("6.2.0", "Added the `ASYNC` and `SYNC` flushing mode modifiers.")])
+        .args(&[
+            a::oneof("async", &[a::pure("async", "ASYNC"), a::pure("sync", "SYNC")])
+                .since("6.2.0")
+                .optional(),
+        ]),
+    cmd("kill", 2, NOSCRIPT | ALLOW_BUSY, "2.6.0", "Terminates a server-side Lua script during execution.", script_kill)
+        .tips(&["request_policy:all_shards", "response_policy:one_succeeded"]),
+    cmd("help", 2, LOADING | STALE, "5.0.0", "Returns helpful text about the different subcommands.", script_help),
+    cmd("debug", 3, NOSCRIPT, "3.2.0", "Sets the debug mode of server-side Lua scripts.", script_debug)
+        .args(&[a::oneof(
+            "mode",
+            &[a::pure("yes", "YES"), a::pure("sync", "SYNC"), a::pure("no", "NO")],
+        )]),
+];
 
 /// The error a command gets while a script runs past busy-reply-threshold.
-pub fn busy_error(_srv: &ServerState) -> CmdError {
-    CmdError::msg(
-        "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.",
-    )
+pub fn busy_error(srv: &ServerState) -> CmdError {
+    if srv.scripts.running_function.load(Relaxed) {
+        CmdError::msg("BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.")
+    } else {
+        CmdError::msg(
+            "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.",
+        )
+    }
 }
 
 /// Whether a command runs scripts (and so must hold the script lock).
@@ -21,7 +170,493 @@ pub fn runs_scripts(spec: &CommandSpec) -> bool {
 }
 
 /// Serialises scripts (and transactions containing them): the one party
-/// allowed to wait for a shard while holding others.
+/// allowed to wait for a shard while holding others. Waits give up with
+/// BUSY while another script is busy.
 pub fn lock_scripts(srv: &ServerState) -> parking_lot::MutexGuard<'_, ()> {
     srv.script_lock.lock()
+}
+
+fn lock_scripts_or_busy(srv: &ServerState) -> Result<parking_lot::MutexGuard<'_, ()>, CmdError> {
+    loop {
+        if let Some(g) = srv.script_lock.try_lock_for(Duration::from_millis(5)) {
+            return Ok(g);
+        }
+        if srv.keyspace.busy.load(Relaxed) {
+            return Err(busy_error(srv));
+        }
+    }
+}
+
+/// Parses `numkeys` and splits keys from arguments.
+fn split_keys<'a>(args: &'a [&'a [u8]]) -> Result<(&'a [&'a [u8]], &'a [&'a [u8]]), CmdError> {
+    let n = int(args[2])?;
+    if n < 0 {
+        return Err(CmdError::msg("ERR Number of keys can't be negative"));
+    }
+    let rest = &args[3..];
+    if n as usize > rest.len() {
+        return Err(CmdError::msg(
+            "ERR Number of keys can't be greater than number of args",
+        ));
+    }
+    Ok(rest.split_at(n as usize))
+}
+
+/// Looks a body up in the cache or adds it; Err carries Redis's error.
+fn cache_body(srv: &ServerState, body: &[u8]) -> Result<std::sync::Arc<Script>, CmdError> {
+    let sha = scripting::sha1_hex(body);
+    if let Some(s) = srv.scripts.get(&sha) {
+        return Ok(s);
+    }
+    let (flags, _) = parse_shebang(body).map_err(CmdError::msg)?;
+    // Compile once here so syntax errors are reported (and not cached).
+    let code = code_of(body);
+    scripting::with_vm(&srv.scripts, |vm| vm.function(&sha, code, "@user_script"))
+        .map_err(CmdError::msg)?
+        .map_err(|e| CmdError::msg(format!("ERR Error compiling script (new function): {e}")))?;
+    Ok(srv.scripts.insert(Script {
+        sha,
+        body: body.into(),
+        flags,
+    }))
+}
+
+/// The code of a body: a shebang line is blanked, keeping line numbers.
+fn code_of(body: &[u8]) -> &[u8] {
+    if body.starts_with(b"#!") {
+        let end = memchr::memchr(b'\n', body).unwrap_or(body.len());
+        &body[end..]
+    } else {
+        body
+    }
+}
+
+fn eval(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let script = cache_body(ctx.srv, args[1])?;
+    run(ctx, args, &script, false)
+}
+
+fn eval_ro(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let script = cache_body(ctx.srv, args[1])?;
+    run(ctx, args, &script, true)
+}
+
+fn by_sha(ctx: &Ctx, sha: &[u8]) -> Result<std::sync::Arc<Script>, CmdError> {
+    let sha = String::from_utf8_lossy(sha).to_ascii_lowercase();
+    ctx.srv
+        .scripts
+        .get(&sha)
+        .ok_or_else(|| CmdError::msg("NOSCRIPT No matching script. Please use EVAL."))
+}
+
+fn evalsha(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let script = by_sha(ctx, args[1])?;
+    run(ctx, args, &script, false)
+}
+
+fn evalsha_ro(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let script = by_sha(ctx, args[1])?;
+    run(ctx, args, &script, true)
+}
+
+fn run(ctx: &mut Ctx, args: &[&[u8]], script: &Script, ro_command: bool) -> CmdResult {
+    let (keys, argv) = split_keys(args)?;
+    let read_only = ro_command || script.flags.no_writes;
+    if script.flags.shebang && !script.flags.no_writes && ro_command {
+        return Err(CmdError::msg(
+            "ERR Can not execute a script with write flag using *_ro command.",
+        ));
+    }
+    let sha = script.sha.clone();
+    let code = code_of(&script.body).to_vec();
+    run_function(
+        ctx,
+        keys,
+        argv,
+        RunSpec {
+            flags: script.flags,
+            read_only,
+            is_function: false,
+            chunk_name: "@user_script",
+            sha: &sha,
+        },
+        |vm| {
+            vm.function(&sha, &code, "@user_script")
+                .map_err(|e| format!("ERR Error compiling script (new function): {e}"))
+        },
+    )
+}
+
+/// What kind of script is run, and how.
+pub struct RunSpec<'a> {
+    pub flags: ScriptFlags,
+    pub read_only: bool,
+    pub is_function: bool,
+    pub chunk_name: &'static str,
+    /// The script's SHA (or function name) for error texts.
+    pub sha: &'a str,
+}
+
+/// State `redis.call` needs while a script runs.
+struct CallState<'s, 'c> {
+    srv: &'s ServerState,
+    client: &'c mut Client,
+    read_only: bool,
+    allow_oom: bool,
+    now_ms: i64,
+}
+
+/// Runs a Lua function (an EVAL body or an FCALL target) atomically with
+/// `keys`/`argv` and writes its reply.
+pub fn run_function(
+    ctx: &mut Ctx,
+    keys: &[&[u8]],
+    argv: &[&[u8]],
+    spec: RunSpec,
+    get_fn: impl FnOnce(&mut scripting::Vm) -> Result<mlua::Function, String>,
+) -> CmdResult {
+    let srv = ctx.srv;
+    if !spec.flags.allow_oom
+        && !spec.read_only
+        && spec.flags.shebang
+        && srv.config.maxmemory() > 0
+        && srv.used_memory() > srv.config.maxmemory()
+    {
+        return Err(CmdError::Oom);
+    }
+    // Scripts run one at a time; a transaction running this script already
+    // holds the lock (and its shards).
+    let _script_guard = if ctx.client.multi.in_exec {
+        None
+    } else {
+        Some(lock_scripts_or_busy(srv)?)
+    };
+    let mut idxs: Vec<usize> = keys.iter().map(|k| shard_of(k)).collect();
+    idxs.sort_unstable();
+    idxs.dedup();
+    let _held = if ctx.client.multi.in_exec {
+        None
+    } else {
+        Some(srv.keyspace.hold(&idxs))
+    };
+    // The script itself must wait for what it touches, never give up.
+    let _not_abortable = AbortableWaits::new(false);
+
+    let saved_db = ctx.client.db;
+    let saved_mode = ctx.client.reply_mode;
+    let saved_in_exec = ctx.client.multi.in_exec;
+    ctx.client.reply_mode = ReplyMode::On;
+    ctx.client.multi.in_exec = true;
+    srv.scripts.kill.store(false, Relaxed);
+    srv.scripts.wrote.store(false, Relaxed);
+    srv.scripts.running.store(true, Relaxed);
+    srv.scripts
+        .running_function
+        .store(spec.is_function, Relaxed);
+    convert::SCRIPT_RESP.with(|r| r.set(2));
+
+    let state = RefCell::new(CallState {
+        srv,
+        client: &mut *ctx.client,
+        read_only: spec.read_only,
+        allow_oom: spec.flags.allow_oom,
+        now_ms: ctx.now_ms,
+    });
+    let worker_index = {
+        let st = state.borrow();
+        srv.workers
+            .iter()
+            .position(|w| std::sync::Arc::ptr_eq(w, &st.client.worker))
+            .unwrap_or(usize::MAX)
+    };
+    let out_protocol = ctx.out.protocol;
+    let result = scripting::with_vm(
+        &srv.scripts,
+        |vm| -> Result<Result<Value, (Vec<u8>, Option<(String, i64)>)>, String> {
+            let f = get_fn(vm)?;
+            let lua = vm.lua.clone();
+            let started = Instant::now();
+            let threshold = srv.config.busy_reply_threshold();
+            let busy = srv.keyspace.busy.clone();
+            let busy_worker = srv.scripts.busy_worker.clone();
+            let kill = srv.scripts.kill.clone();
+            let killed_text = if spec.is_function {
+                "\u{1}ERR Script killed by user with FUNCTION KILL..."
+            } else {
+                "\u{1}ERR Script killed by user with SCRIPT KILL..."
+            };
+            lua.set_hook(
+                mlua::HookTriggers::new().every_nth_instruction(100_000),
+                move |_, _| {
+                    if threshold > 0
+                        && started.elapsed() >= Duration::from_millis(threshold)
+                        && !busy.load(Relaxed)
+                    {
+                        busy.store(true, Relaxed);
+                        busy_worker.store(worker_index, Relaxed);
+                    }
+                    if kill.load(Relaxed) {
+                        return Err(mlua::Error::runtime(killed_text));
+                    }
+                    Ok(mlua::VmState::Continue)
+                },
+            );
+            let outcome = lua.scope(|scope| {
+                let raw_call = scope.create_function(|lua, args: MultiValue| {
+                    let mut it = args.into_iter();
+                    let raise = matches!(it.next(), Some(Value::Boolean(true)));
+                    let rest: MultiValue = it.collect();
+                    let mut st = state.borrow_mut();
+                    let reply = script_call(lua, &mut st, &rest, spec.is_function);
+                    let v = match reply {
+                        Ok(frame) => frame,
+                        Err(msg) => tessera_resp::frame::Frame::Error(msg.into_bytes()),
+                    };
+                    let is_err = matches!(v, tessera_resp::frame::Frame::Error(_));
+                    let lv = convert::frame_to_lua(lua, v)?;
+                    Ok((!(raise && is_err), lv))
+                })?;
+                let raising_call = scope.create_function(|lua, args: MultiValue| {
+                    let mut st = state.borrow_mut();
+                    match script_call(lua, &mut st, &args, spec.is_function) {
+                        Ok(tessera_resp::frame::Frame::Error(msg)) => Err(mlua::Error::runtime(
+                            format!("\u{1}{}", String::from_utf8_lossy(&msg)),
+                        )),
+                        Ok(frame) => convert::frame_to_lua(lua, frame),
+                        Err(msg) => Err(mlua::Error::runtime(format!("\u{1}{msg}"))),
+                    }
+                })?;
+                let wrap: mlua::Function = vm.globals.get("__tessera_wrap_calls")?;
+                wrap.call::<()>((vm.redis.clone(), raw_call, raising_call))?;
+                let keys_t = lua.create_sequence_from(
+                    keys.iter()
+                        .map(|k| lua.create_string(k))
+                        .collect::<mlua::Result<Vec<_>>>()?,
+                )?;
+                let argv_t = lua.create_sequence_from(
+                    argv.iter()
+                        .map(|k| lua.create_string(k))
+                        .collect::<mlua::Result<Vec<_>>>()?,
+                )?;
+                vm.globals.raw_set("KEYS", keys_t)?;
+                vm.globals.raw_set("ARGV", argv_t)?;
+                let r = vm.run(f)?;
+                // Convert inside the scope: the value may hold scoped functions.
+                Ok(match r {
+                    Ok(v) => {
+                        let mut out = ReplyBuf::new(out_protocol);
+                        convert::lua_to_reply(&v, &mut out, 0);
+                        Ok(Value::String(lua.create_string(&out.buf)?))
+                    }
+                    Err(t) => {
+                        let msg: Vec<u8> = match t.raw_get::<Value>("err") {
+                            Ok(Value::String(s)) => s.as_bytes().to_vec(),
+                            _ => b"ERR unknown error".to_vec(),
+                        };
+                        let src = match (t.raw_get::<Value>("source"), t.raw_get::<Value>("line")) {
+                            (Ok(Value::String(s)), Ok(line)) => {
+                                let line = match line {
+                                    Value::Integer(i) => i,
+                                    Value::Number(n) => n as i64,
+                                    _ => 0,
+                                };
+                                Some((s.to_string_lossy(), line))
+                            }
+                            _ => None,
+                        };
+                        Err((msg, src))
+                    }
+                })
+            });
+            lua.remove_hook();
+            let _ = vm.globals.raw_set("KEYS", Value::Nil);
+            let _ = vm.globals.raw_set("ARGV", Value::Nil);
+            outcome.map_err(|e| e.to_string())
+        },
+    );
+
+    ctx.client.db = saved_db;
+    ctx.client.info.db.store(saved_db, Relaxed);
+    ctx.client.reply_mode = saved_mode;
+    ctx.client.multi.in_exec = saved_in_exec;
+    srv.scripts.running.store(false, Relaxed);
+    srv.scripts.running_function.store(false, Relaxed);
+    srv.keyspace.busy.store(false, Relaxed);
+    srv.scripts.busy_worker.store(usize::MAX, Relaxed);
+    srv.scripts.kill.store(false, Relaxed);
+
+    match result {
+        Err(e) => Err(CmdError::msg(e)),
+        Ok(Err(e)) => Err(CmdError::msg(e)),
+        Ok(Ok(Ok(Value::String(bytes)))) => {
+            ctx.out.raw(&bytes.as_bytes());
+            Ok(())
+        }
+        Ok(Ok(Ok(_))) => Ok(()),
+        Ok(Ok(Err((msg, src)))) => {
+            let text = convert::error_text(&msg);
+            let mut text = String::from_utf8_lossy(&text).into_owned();
+            if let Some((source, line)) = src {
+                if spec.is_function {
+                    text = format!("{text} script: {}, on {}:{}.", spec.sha, source, line);
+                } else {
+                    text = format!("{text} script: {}, on {}:{}.", spec.sha, source, line);
+                }
+            }
+            Err(CmdError::msg(text))
+        }
+    }
+}
+
+/// One `redis.call`: checks, runs the command, returns its reply frame.
+fn script_call(
+    _lua: &mlua::Lua,
+    st: &mut CallState,
+    args: &MultiValue,
+    is_function: bool,
+) -> Result<tessera_resp::frame::Frame, String> {
+    let _ = is_function;
+    let argv = convert::call_args(_lua, args).map_err(|e| e.to_string())?;
+    if argv.is_empty() {
+        return Err("ERR Please specify at least one argument for this redis lib call".into());
+    }
+    let refs: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
+    let Some((mut id, mut spec)) = super::lookup(refs[0]) else {
+        return Err("ERR Unknown Redis command called from script".into());
+    };
+    if !spec.subcommands.is_empty() && refs.len() >= 2 {
+        match super::lookup_sub(spec, refs[1]) {
+            Some((sid, sub)) => {
+                id = sid;
+                spec = sub;
+            }
+            None => return Err("ERR Unknown Redis command called from script".into()),
+        }
+    }
+    if !spec.arity_ok(refs.len()) {
+        return Err("ERR Wrong number of args calling Redis command from script".into());
+    }
+    if spec.has(NOSCRIPT) {
+        return Err("ERR This Redis command is not allowed from script".into());
+    }
+    if spec.has(WRITE) {
+        if st.read_only {
+            return Err("ERR Write commands are not allowed from read-only scripts.".into());
+        }
+        if !st.allow_oom
+            && spec.has(DENYOOM)
+            && st.srv.config.maxmemory() > 0
+            && st.srv.used_memory() > st.srv.config.maxmemory()
+        {
+            return Err("OOM command not allowed when used memory > 'maxmemory'.".into());
+        }
+        st.srv.scripts.wrote.store(true, Relaxed);
+    }
+    let protocol = if convert::SCRIPT_RESP.with(|r| r.get()) == 3 {
+        Protocol::Resp3
+    } else {
+        Protocol::Resp2
+    };
+    let mut out = ReplyBuf::new(protocol);
+    dispatch::call(st.srv, st.client, &mut out, id, spec, &refs, st.now_ms);
+    match tessera_resp::frame::parse_frame(&out.buf) {
+        Ok(Some((f, _))) => Ok(f),
+        _ => Ok(tessera_resp::frame::Frame::Null),
+    }
+}
+
+fn script_load(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let script = cache_body(ctx.srv, args[2])?;
+    ctx.out.bulk(script.sha.as_bytes());
+    Ok(())
+}
+
+fn script_exists(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let shas = &args[2..];
+    ctx.out.array(shas.len());
+    for s in shas {
+        let sha = String::from_utf8_lossy(s).to_ascii_lowercase();
+        ctx.out.int(ctx.srv.scripts.contains(&sha) as i64);
+    }
+    Ok(())
+}
+
+fn script_flush(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    match args.len() {
+        2 => {}
+        3 if eq_ic(args[2], "async") || eq_ic(args[2], "sync") => {}
+        _ => {
+            return Err(CmdError::msg(
+                "ERR SCRIPT FLUSH only support SYNC|ASYNC option",
+            ))
+        }
+    }
+    ctx.srv.scripts.flush();
+    ctx.out.ok();
+    Ok(())
+}
+
+fn script_kill(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    kill_running(ctx, false)
+}
+
+/// SCRIPT KILL / FUNCTION KILL.
+pub fn kill_running(ctx: &mut Ctx, function: bool) -> CmdResult {
+    let s = &ctx.srv.scripts;
+    if !s.running.load(Relaxed) {
+        return Err(CmdError::msg("NOTBUSY No scripts in execution right now."));
+    }
+    if s.running_function.load(Relaxed) != function {
+        return Err(CmdError::msg(if function {
+            "NOTBUSY No scripts in execution right now."
+        } else {
+            "NOTBUSY No scripts in execution right now."
+        }));
+    }
+    if s.wrote.load(Relaxed) {
+        return Err(CmdError::msg("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."));
+    }
+    s.kill.store(true, Relaxed);
+    ctx.out.ok();
+    Ok(())
+}
+
+fn script_debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    if eq_ic(args[2], "no") {
+        ctx.out.ok();
+        return Ok(());
+    }
+    if eq_ic(args[2], "yes") || eq_ic(args[2], "sync") {
+        return Err(CmdError::msg(
+            "ERR Tessera does not provide the Lua debugger (SCRIPT DEBUG YES|SYNC)",
+        ));
+    }
+    Err(CmdError::msg("ERR Use SCRIPT DEBUG YES/SYNC/NO"))
+}
+
+fn script_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    const LINES: &[&str] = &[
+        "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "DEBUG (YES|SYNC|NO)",
+        "    Set the debug mode for subsequent scripts executed.",
+        "EXISTS <sha1> [<sha1> ...]",
+        "    Return information about the existence of the scripts in the script cache.",
+        "FLUSH [ASYNC|SYNC]",
+        "    Flush the Lua scripts cache. Very dangerous on replicas.",
+        "    When called without the optional mode argument, the behavior is determined by the",
+        "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+        "    * ASYNC: Asynchronously flush the scripts cache.",
+        "    * SYNC: Synchronously flush the scripts cache.",
+        "KILL",
+        "    Kill the currently executing Lua script.",
+        "LOAD <script>",
+        "    Load a script into the scripts cache without executing it.",
+        "HELP",
+        "    Prints this help.",
+    ];
+    ctx.out.array(LINES.len());
+    for l in LINES {
+        ctx.out.simple(l.as_bytes());
+    }
+    Ok(())
 }

@@ -75,7 +75,7 @@ pub struct Keyspace {
     /// A script has run past busy-reply-threshold: commands waiting for a
     /// shard it holds give up with BUSY instead of waiting (see
     /// [`BusyAbort`]).
-    pub busy: AtomicBool,
+    pub busy: std::sync::Arc<AtomicBool>,
 }
 
 /// The unwinding payload a command waiting for a shard throws when a busy
@@ -153,7 +153,7 @@ impl Keyspace {
         Keyspace {
             shards,
             ndbs,
-            busy: AtomicBool::new(false),
+            busy: Default::default(),
         }
     }
 

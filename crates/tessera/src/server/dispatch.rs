@@ -78,6 +78,17 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
         }
     }
 
+    if srv.keyspace.busy.load(Relaxed)
+        && !cmd.has(flags::ALLOW_BUSY)
+        && !is_shutdown_nosave(cmd, args)
+    {
+        stats.rejected.add(1);
+        flag_transaction(client);
+        reply_error(srv, client, out, &commands::scripting::busy_error(srv));
+        finish_reply_mode(client, out, mark);
+        return;
+    }
+
     if client.in_resp2_pubsub_mode(out.resp3()) && !allowed_in_pubsub_mode(cmd) {
         stats.rejected.add(1);
         let msg = format!(
@@ -98,6 +109,10 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
     call(srv, client, out, id, cmd, args, now_ms);
     deliver_events(srv, client, out, mark);
     finish_reply_mode(client, out, mark);
+}
+
+fn is_shutdown_nosave(cmd: &CommandSpec, args: &[&[u8]]) -> bool {
+    cmd.name == "shutdown" && args.iter().any(|a| a.eq_ignore_ascii_case(b"nosave"))
 }
 
 /// Whether a rejected command should also doom the open transaction.

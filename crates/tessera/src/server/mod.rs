@@ -87,6 +87,7 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
         config_file: config.config_file().map(|p| p.display().to_string()),
         pubsub: pubsub::PubSub::default(),
         script_lock: Mutex::new(()),
+        scripts: crate::scripting::Scripts::new(),
         config,
     });
 
@@ -239,8 +240,13 @@ fn accept_loop(
                     }
                     let _ = s.set_nodelay(true);
                     let id = srv.clients.next_id();
-                    let w = next % senders.len();
+                    let mut w = next % senders.len();
                     next = next.wrapping_add(1);
+                    // A worker stuck in a busy script cannot serve anyone;
+                    // new clients (SCRIPT KILL!) go elsewhere.
+                    if w == srv.scripts.busy_worker.load(Relaxed) && senders.len() > 1 {
+                        w = (w + 1) % senders.len();
+                    }
                     let _ = senders[w].send((s, id));
                 }
                 _ = srv.shutdown.notified() => return,

@@ -131,6 +131,7 @@ pub struct ServerState {
     pub pubsub: super::pubsub::PubSub,
     /// Held by the running script (see commands::scripting::lock_scripts).
     pub script_lock: Mutex<()>,
+    pub scripts: crate::scripting::Scripts,
 }
 
 impl ServerState {

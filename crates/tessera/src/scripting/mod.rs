@@ -1,0 +1,496 @@
+//! The Lua scripting engine behind EVAL, EVALSHA, FCALL and friends.
+//!
+//! Each worker thread keeps its own Lua 5.1 state ([`Vm`]), built the way
+//! redis-server 7.0 builds its one: the base, table, string, math and debug
+//! libraries plus cjson, cmsgpack, bit and struct ([`libs`]), the `redis`
+//! table, a deterministic `math.random`, and read-only globals. Script
+//! bodies live in one process-wide cache ([`Scripts`]) so EVALSHA works on
+//! every thread; each thread compiles a body the first time it runs it.
+//! SCRIPT FLUSH bumps a generation number that makes every thread start a
+//! fresh state.
+//!
+//! Running a script (see `commands::scripting`): the script lock is taken
+//! (scripts run one at a time, as in Redis, and the holder is the only party
+//! allowed to wait for a shard while holding others), the shards of the
+//! declared keys are held for the whole run (a key the script did not
+//! declare is locked when first touched and kept to the end), so the script
+//! is atomic for every client on every thread. `redis.call` runs commands
+//! through `dispatch::call` with their replies converted to Lua values, and
+//! the script's result is converted back to RESP.
+
+pub mod convert;
+pub mod libs;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::Instant;
+
+use mlua::{Function, Lua, LuaOptions, MultiValue, RegistryKey, StdLib, Table, Value};
+use parking_lot::Mutex;
+
+/// Script flags (the `#!lua flags=...` shebang, and function flags).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScriptFlags {
+    /// Declared with a shebang: flags apply, undeclared keys are refused
+    /// in cluster mode only.
+    pub shebang: bool,
+    pub no_writes: bool,
+    pub allow_oom: bool,
+    pub allow_stale: bool,
+    pub no_cluster: bool,
+    pub allow_cross_slot_keys: bool,
+}
+
+impl ScriptFlags {
+    /// Parses a flag list (`no-writes,allow-oom`); the unknown flag on error.
+    pub fn parse_list(list: &str) -> Result<ScriptFlags, String> {
+        let mut f = ScriptFlags {
+            shebang: true,
+            ..ScriptFlags::default()
+        };
+        for name in list.split(',').filter(|s| !s.is_empty()) {
+            f.set(name)?;
+        }
+        Ok(f)
+    }
+
+    pub fn set(&mut self, name: &str) -> Result<(), String> {
+        match name {
+            "no-writes" => self.no_writes = true,
+            "allow-oom" => self.allow_oom = true,
+            "allow-stale" => self.allow_stale = true,
+            "no-cluster" => self.no_cluster = true,
+            "allow-cross-slot-keys" => self.allow_cross_slot_keys = true,
+            other => return Err(other.to_string()),
+        }
+        Ok(())
+    }
+
+    pub fn names(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        if self.no_writes {
+            v.push("no-writes");
+        }
+        if self.allow_oom {
+            v.push("allow-oom");
+        }
+        if self.allow_stale {
+            v.push("allow-stale");
+        }
+        if self.no_cluster {
+            v.push("no-cluster");
+        }
+        if self.allow_cross_slot_keys {
+            v.push("allow-cross-slot-keys");
+        }
+        v
+    }
+}
+
+/// A cached EVAL script.
+pub struct Script {
+    pub sha: String,
+    pub body: Arc<[u8]>,
+    pub flags: ScriptFlags,
+}
+
+/// The process-wide script cache and run state.
+#[derive(Default)]
+pub struct Scripts {
+    cache: Mutex<HashMap<String, Arc<Script>>>,
+    /// Bumped by SCRIPT FLUSH / FUNCTION changes: threads rebuild their VM.
+    pub generation: AtomicU64,
+    /// Set by SCRIPT KILL / FUNCTION KILL for the running script.
+    pub kill: Arc<AtomicBool>,
+    /// The running script has written (SCRIPT KILL refuses then).
+    pub wrote: AtomicBool,
+    /// Whether a script or function is running, and which (for BUSY texts).
+    pub running: AtomicBool,
+    pub running_function: AtomicBool,
+    /// The worker running a busy script (usize::MAX: none): the acceptor
+    /// sends new connections elsewhere so SCRIPT KILL can get through.
+    pub busy_worker: Arc<AtomicUsize>,
+}
+
+impl Scripts {
+    pub fn new() -> Scripts {
+        Scripts {
+            busy_worker: Arc::new(AtomicUsize::new(usize::MAX)),
+            ..Scripts::default()
+        }
+    }
+
+    pub fn get(&self, sha: &str) -> Option<Arc<Script>> {
+        self.cache.lock().get(sha).cloned()
+    }
+
+    pub fn contains(&self, sha: &str) -> bool {
+        self.cache.lock().contains_key(sha)
+    }
+
+    pub fn insert(&self, script: Script) -> Arc<Script> {
+        let s = Arc::new(script);
+        self.cache.lock().insert(s.sha.clone(), s.clone());
+        s
+    }
+
+    pub fn flush(&self) {
+        self.cache.lock().clear();
+        self.generation.fetch_add(1, Relaxed);
+    }
+
+    pub fn count(&self) -> usize {
+        self.cache.lock().len()
+    }
+
+    pub fn memory(&self) -> usize {
+        self.cache.lock().values().map(|s| s.body.len() + 64).sum()
+    }
+}
+
+pub fn sha1_hex(data: &[u8]) -> String {
+    sha1_smol::Sha1::from(data).digest().to_string()
+}
+
+/// Splits a `#!<engine> flags=...` first line from a script body: the
+/// flags and the byte offset of the code. `Err` carries Redis's error text.
+pub fn parse_shebang(body: &[u8]) -> Result<(ScriptFlags, usize), String> {
+    if !body.starts_with(b"#!") {
+        return Ok((ScriptFlags::default(), 0));
+    }
+    let end = memchr::memchr(b'\n', body).unwrap_or(body.len());
+    let line = String::from_utf8_lossy(&body[2..end]).into_owned();
+    let mut parts = line.split(' ').filter(|s| !s.is_empty());
+    let engine = parts.next().unwrap_or("");
+    if engine != "lua" {
+        return Err(format!("ERR Unexpected engine in script shebang: {engine}"));
+    }
+    let mut flags = ScriptFlags {
+        shebang: true,
+        ..ScriptFlags::default()
+    };
+    for p in parts {
+        match p.strip_prefix("flags=") {
+            Some(list) => {
+                flags = ScriptFlags::parse_list(list)
+                    .map_err(|f| format!("ERR Unexpected flag in script shebang: {f}"))?;
+            }
+            None => return Err(format!("ERR Unknown lua shebang option: {p}")),
+        }
+    }
+    // The shebang line is kept as an (empty) line so line numbers match.
+    Ok((flags, end))
+}
+
+/// Redis's PRNG for `math.random`: the lrand48 recurrence, reseeded with 0
+/// before every script so scripts are deterministic.
+#[derive(Clone, Copy)]
+pub struct Rand48(u64);
+
+impl Rand48 {
+    const A: u64 = 0x5DEECE66D;
+    const C: u64 = 0xB;
+    const MASK: u64 = (1 << 48) - 1;
+
+    pub fn seeded(seed: i32) -> Rand48 {
+        Rand48((((seed as u32) as u64) << 16 | 0x330E) & Self::MASK)
+    }
+
+    pub fn next(&mut self) -> i32 {
+        self.0 = (Self::A.wrapping_mul(self.0).wrapping_add(Self::C)) & Self::MASK;
+        (self.0 >> 17) as i32
+    }
+}
+
+/// `math.random`'s state: one sequence for the whole process, as Redis
+/// 7.0 keeps one (it is not reseeded per script).
+static RAND: Mutex<Rand48> = Mutex::new(Rand48(0x330E));
+
+thread_local! {
+    static VM: RefCell<Option<Vm>> = const { RefCell::new(None) };
+}
+
+/// One thread's Lua state.
+pub struct Vm {
+    pub lua: Lua,
+    generation: u64,
+    /// Compiled script bodies by SHA.
+    compiled: HashMap<String, RegistryKey>,
+    /// The protected call wrapper: runs a function under the error handler
+    /// that adds the script line to errors.
+    runner: Function,
+    /// The real globals (scripts see a read-only proxy).
+    pub globals: Table,
+    /// The read-only proxy used as every script's environment.
+    pub env: Table,
+    pub redis: Table,
+}
+
+/// The Lua side of the environment: the error handler, read-only proxies
+/// and the `redis.call`/`redis.pcall` wrappers over the raw Rust calls.
+const PRELUDE: &str = r#"
+local rawget, rawset, setmetatable, type, tostring, error, xpcall =
+      rawget, rawset, setmetatable, type, tostring, error, xpcall
+local getinfo = debug.getinfo
+local orig_pcall, unpack, select = pcall, unpack, select
+
+-- redis.call raises its errors from Rust as marked strings; scripts see
+-- them as the {err=...} tables Redis raises.
+__tessera_error_value = function(err)
+  if type(err) == 'userdata' or type(err) == 'string' then
+    local s = tostring(err)
+    local at = s:find('\1', 1, true)
+    if at then
+      local msg = s:sub(at + 1)
+      local nl = msg:find('\n', 1, true)
+      if nl then msg = msg:sub(1, nl - 1) end
+      return {err = msg}
+    end
+  end
+  return err
+end
+local error_value = __tessera_error_value
+
+-- (pcall hands scripts the bare message, as Redis 7.0 does.)
+pcall = function(f, ...)
+  local r = {orig_pcall(f, ...)}
+  if not r[1] then
+    local v = error_value(r[2])
+    if type(v) == 'table' and v ~= r[2] then r[2] = v.err end
+  end
+  return unpack(r, 1, table.maxn(r))
+end
+
+-- Turns any error into an {err=...} table naming the user script line.
+local function handler(err)
+  local level = 2
+  local info = getinfo(level, 'Sl')
+  while info and info.source ~= '@user_script' and info.source ~= '@user_function' do
+    level = level + 1
+    info = getinfo(level, 'Sl')
+  end
+  err = __tessera_error_value(err)
+  if type(err) ~= 'table' then
+    err = {err = 'ERR ' .. tostring(err)}
+  end
+  if info and err.source == nil then
+    err.source = info.source
+    err.line = info.currentline
+  end
+  return err
+end
+
+__tessera_run = function(f)
+  return xpcall(f, handler)
+end
+
+-- A read-only view of a table: reads go through, writes fail.
+__tessera_readonly = function(t, strict_globals)
+  local mt = {
+    __index = function(_, k)
+      local v = t[k]
+      if v == nil and strict_globals then
+        error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+      end
+      return v
+    end,
+    __newindex = function() error('Attempt to modify a readonly table', 2) end,
+    __metatable = false,
+  }
+  return setmetatable({}, mt)
+end
+
+__tessera_wrap_calls = function(redis, raw_call, raising_call)
+  redis.call = raising_call
+  redis.pcall = function(...)
+    local ok, reply = raw_call(false, ...)
+    return reply
+  end
+end
+"#;
+
+impl Vm {
+    fn new(generation: u64) -> mlua::Result<Vm> {
+        // SAFETY (of `unsafe_new_with`): the debug library is loaded because
+        // Redis exposes it to scripts; mlua calls that "unsafe" since debug
+        // functions can break Lua invariants, not Rust memory safety of our
+        // code: every value crossing into Rust is checked by mlua.
+        let lua = unsafe {
+            Lua::unsafe_new_with(
+                StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::DEBUG,
+                LuaOptions::default(),
+            )
+        };
+        let globals = lua.globals();
+        for name in ["loadfile", "dofile"] {
+            globals.raw_set(name, Value::Nil)?;
+        }
+        libs::register(&lua)?;
+        install_math_random(&lua)?;
+        lua.load(PRELUDE).set_name("=prelude").exec()?;
+        let runner: Function = globals.get("__tessera_run")?;
+        let redis = convert::build_redis_table(&lua)?;
+        globals.raw_set("redis", redis.clone())?;
+        // Library tables are read-only to scripts, as in Redis 7.0.
+        let readonly: Function = globals.get("__tessera_readonly")?;
+        for name in [
+            "string",
+            "math",
+            "table",
+            "cjson",
+            "cmsgpack",
+            "bit",
+            "struct",
+            "debug",
+            "coroutine",
+            "os",
+        ] {
+            if let Ok(t @ Value::Table(_)) = globals.raw_get::<Value>(name) {
+                let ro: Table = readonly.call((t, false))?;
+                globals.raw_set(name, ro)?;
+            }
+        }
+        let env: Table = readonly.call((globals.clone(), true))?;
+        Ok(Vm {
+            lua,
+            generation,
+            compiled: HashMap::new(),
+            runner,
+            globals,
+            env,
+            redis,
+        })
+    }
+
+    /// Compiles a script body into a function (cached by SHA).
+    pub fn function(&mut self, sha: &str, body: &[u8], name: &str) -> Result<Function, String> {
+        if let Some(k) = self.compiled.get(sha) {
+            if let Ok(f) = self.lua.registry_value::<Function>(k) {
+                return Ok(f);
+            }
+        }
+        let f = self
+            .lua
+            .load(body)
+            .set_name(name)
+            .set_mode(mlua::ChunkMode::Text)
+            .into_function()
+            .map_err(|e| compile_error_text(&e))?;
+        let env = self.env.clone();
+        f.set_environment(env).map_err(|e| e.to_string())?;
+        if let Ok(k) = self.lua.create_registry_value(f.clone()) {
+            self.compiled.insert(sha.to_string(), k);
+        }
+        Ok(f)
+    }
+
+    /// Runs `f` under the error handler: Ok(result) or Err(error table).
+    pub fn run(&self, f: Function) -> mlua::Result<Result<Value, Table>> {
+        let (ok, v): (bool, Value) = self.runner.call(f)?;
+        if ok {
+            Ok(Ok(v))
+        } else {
+            match v {
+                Value::Table(t) => Ok(Err(t)),
+                other => {
+                    let t = self.lua.create_table()?;
+                    t.raw_set(
+                        "err",
+                        format!("ERR {}", other.to_string().unwrap_or_default()),
+                    )?;
+                    Ok(Err(t))
+                }
+            }
+        }
+    }
+}
+
+/// The text of a compile error as Lua reports it, without mlua's framing.
+fn compile_error_text(e: &mlua::Error) -> String {
+    match e {
+        mlua::Error::SyntaxError { message, .. } => message.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// `math.random` / `math.randomseed` over [`Rand48`], as Redis replaces
+/// them.
+fn install_math_random(lua: &Lua) -> mlua::Result<()> {
+    const MAX: i64 = i32::MAX as i64;
+    let math: Table = lua.globals().get("math")?;
+    let random = lua.create_function(|_, args: MultiValue| {
+        let r = RAND.lock().next() as i64 % MAX;
+        let r = r as f64 / MAX as f64;
+        let nums: Vec<f64> = args
+            .iter()
+            .map(|v| match v {
+                Value::Integer(i) => Ok(*i as f64),
+                Value::Number(n) => Ok(*n),
+                Value::String(s) => s
+                    .to_str()
+                    .ok()
+                    .and_then(|s| s.trim().parse::<f64>().ok())
+                    .ok_or_else(|| {
+                        mlua::Error::runtime("bad argument #1 to 'random' (number expected)")
+                    }),
+                _ => Err(mlua::Error::runtime(
+                    "bad argument #1 to 'random' (number expected)",
+                )),
+            })
+            .collect::<mlua::Result<_>>()?;
+        match nums.as_slice() {
+            [] => Ok(r),
+            [u] => {
+                let u = *u as i32;
+                if u < 1 {
+                    return Err(mlua::Error::runtime(
+                        "bad argument #1 to 'random' (interval is empty)",
+                    ));
+                }
+                Ok((r * u as f64).floor() + 1.0)
+            }
+            [l, u] => {
+                let (l, u) = (*l as i32, *u as i32);
+                if l > u {
+                    return Err(mlua::Error::runtime(
+                        "bad argument #2 to 'random' (interval is empty)",
+                    ));
+                }
+                Ok((r * (u as f64 - l as f64 + 1.0)).floor() + l as f64)
+            }
+            _ => Err(mlua::Error::runtime("wrong number of arguments")),
+        }
+    })?;
+    let randomseed = lua.create_function(|_, seed: f64| {
+        *RAND.lock() = Rand48::seeded(seed as i32);
+        Ok(())
+    })?;
+    math.raw_set("random", random)?;
+    math.raw_set("randomseed", randomseed)?;
+    Ok(())
+}
+
+/// Runs `f` with this thread's VM, rebuilding it if the generation moved.
+pub fn with_vm<R>(scripts: &Scripts, f: impl FnOnce(&mut Vm) -> R) -> Result<R, String> {
+    let generation = scripts.generation.load(Relaxed);
+    VM.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.as_ref().is_none_or(|vm| vm.generation != generation) {
+            *slot = Some(Vm::new(generation).map_err(|e| format!("ERR Lua init failed: {e}"))?);
+        }
+        match slot.as_mut() {
+            Some(vm) => Ok(f(vm)),
+            None => Err("ERR Lua init failed".to_string()),
+        }
+    })
+}
+
+/// Watches a running script's time: turns on BUSY replies past
+/// busy-reply-threshold and ends the script when killed.
+pub struct Watchdog {
+    pub started: Instant,
+    pub threshold_ms: u64,
+    pub busy: bool,
+}
