@@ -86,16 +86,12 @@ pub fn lua_to_reply(v: &Value, out: &mut ReplyBuf, depth: usize) {
     }
     match v {
         Value::Nil => out.null(),
-        Value::Boolean(true) => {
-            if out.resp3() {
-                out.boolean(true)
-            } else {
+        // Booleans follow the script's protocol (redis.setresp).
+        Value::Boolean(b) => {
+            if SCRIPT_RESP.with(|r| r.get()) == 3 {
+                out.boolean(*b)
+            } else if *b {
                 out.int(1)
-            }
-        }
-        Value::Boolean(false) => {
-            if out.resp3() {
-                out.boolean(false)
             } else {
                 out.null()
             }

@@ -1,0 +1,224 @@
+//! Pub/sub: SUBSCRIBE PSUBSCRIBE SSUBSCRIBE and their UNSUBSCRIBEs, PUBLISH, SPUBLISH, PUBSUB,
+//! subscribed-mode rules and output buffer limits. Expected values are redis-server 7.0's.
+
+mod common;
+
+use common::{bulk, error, simple, Frame, TestServer};
+
+fn int(n: i64) -> Frame {
+    Frame::Integer(n)
+}
+
+fn arr(v: Vec<Frame>) -> Frame {
+    Frame::Array(v)
+}
+
+#[test]
+fn subscribe_publish_and_unsubscribe() {
+    let s = TestServer::start();
+    let mut sub = s.raw();
+    let mut publ = s.raw();
+    sub.send(&["SUBSCRIBE", "ch1", "ch2"]);
+    assert_eq!(
+        sub.read_frame(),
+        arr(vec![bulk("subscribe"), bulk("ch1"), int(1)])
+    );
+    assert_eq!(
+        sub.read_frame(),
+        arr(vec![bulk("subscribe"), bulk("ch2"), int(2)])
+    );
+    assert_eq!(publ.call(&["PUBLISH", "ch1", "hello"]), int(1));
+    assert_eq!(publ.call(&["PUBLISH", "nobody", "x"]), int(0));
+    assert_eq!(
+        sub.read_frame(),
+        arr(vec![bulk("message"), bulk("ch1"), bulk("hello")])
+    );
+    assert_eq!(
+        publ.call(&["PUBSUB", "NUMSUB", "ch1", "ch2", "zz"]),
+        arr(vec![
+            bulk("ch1"),
+            int(1),
+            bulk("ch2"),
+            int(1),
+            bulk("zz"),
+            int(0)
+        ])
+    );
+    sub.send(&["UNSUBSCRIBE", "ch1"]);
+    assert_eq!(
+        sub.read_frame(),
+        arr(vec![bulk("unsubscribe"), bulk("ch1"), int(1)])
+    );
+    assert_eq!(publ.call(&["PUBLISH", "ch1", "again"]), int(0));
+    sub.send(&["UNSUBSCRIBE"]);
+    assert_eq!(
+        sub.read_frame(),
+        arr(vec![bulk("unsubscribe"), bulk("ch2"), int(0)])
+    );
+    // Out of subscribed mode: normal commands work again.
+    assert_eq!(sub.call(&["PING"]), simple("PONG"));
+    sub.send(&["UNSUBSCRIBE"]);
+    assert_eq!(
+        sub.read_frame(),
+        arr(vec![bulk("unsubscribe"), Frame::NullBulk, int(0)])
+    );
+}
+
+#[test]
+fn patterns_and_numpat() {
+    let s = TestServer::start();
+    let mut sub = s.raw();
+    let mut publ = s.raw();
+    sub.send(&["PSUBSCRIBE", "news.*", "x?"]);
+    assert_eq!(
+        sub.read_frame(),
+        arr(vec![bulk("psubscribe"), bulk("news.*"), int(1)])
+    );
+    assert_eq!(
+        sub.read_frame(),
+        arr(vec![bulk("psubscribe"), bulk("x?"), int(2)])
+    );
+    assert_eq!(publ.call(&["PUBSUB", "NUMPAT"]), int(2));
+    assert_eq!(publ.call(&["PUBLISH", "news.tech", "m"]), int(1));
+    assert_eq!(
+        sub.read_frame(),
+        arr(vec![
+            bulk("pmessage"),
+            bulk("news.*"),
+            bulk("news.tech"),
+            bulk("m")
+        ])
+    );
+    sub.send(&["PUNSUBSCRIBE", "x?"]);
+    assert_eq!(
+        sub.read_frame(),
+        arr(vec![bulk("punsubscribe"), bulk("x?"), int(1)])
+    );
+}
+
+#[test]
+fn subscribed_mode_allows_only_some_commands_in_resp2() {
+    let s = TestServer::start();
+    let mut sub = s.raw();
+    sub.send(&["SUBSCRIBE", "c"]);
+    sub.read_frame();
+    assert_eq!(
+        sub.call(&["GET", "k"]),
+        error("ERR Can't execute 'get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+    );
+    assert_eq!(sub.call(&["PING"]), arr(vec![bulk("pong"), bulk("")]));
+    assert_eq!(
+        sub.call(&["PING", "hi"]),
+        arr(vec![bulk("pong"), bulk("hi")])
+    );
+    assert_eq!(sub.call(&["RESET"]), simple("RESET"));
+    assert_eq!(sub.call(&["GET", "k"]), Frame::NullBulk);
+}
+
+#[test]
+fn resp3_subscribers_get_pushes_and_can_run_commands() {
+    let s = TestServer::start();
+    let mut sub = s.raw();
+    let mut publ = s.raw();
+    assert!(matches!(sub.call(&["HELLO", "3"]), Frame::Map(_)));
+    sub.send(&["SUBSCRIBE", "c"]);
+    assert_eq!(
+        sub.read_frame(),
+        Frame::Push(vec![bulk("subscribe"), bulk("c"), int(1)])
+    );
+    assert_eq!(sub.call(&["SET", "k", "v"]), simple("OK"));
+    publ.call(&["PUBLISH", "c", "m"]);
+    assert_eq!(
+        sub.read_frame(),
+        Frame::Push(vec![bulk("message"), bulk("c"), bulk("m")])
+    );
+    // Publishing to itself: the push comes before the reply.
+    assert_eq!(
+        sub.pipeline(&[vec!["PUBLISH", "c", "self"]]),
+        vec![Frame::Push(vec![bulk("message"), bulk("c"), bulk("self")])]
+    );
+    assert_eq!(sub.read_frame(), int(1));
+}
+
+#[test]
+fn sharded_channels() {
+    let s = TestServer::start();
+    let mut sub = s.raw();
+    let mut publ = s.raw();
+    sub.send(&["SSUBSCRIBE", "sc"]);
+    assert_eq!(
+        sub.read_frame(),
+        arr(vec![bulk("ssubscribe"), bulk("sc"), int(1)])
+    );
+    assert_eq!(publ.call(&["PUBLISH", "sc", "x"]), int(0));
+    assert_eq!(publ.call(&["SPUBLISH", "sc", "y"]), int(1));
+    assert_eq!(
+        sub.read_frame(),
+        arr(vec![bulk("smessage"), bulk("sc"), bulk("y")])
+    );
+    assert_eq!(
+        publ.call(&["PUBSUB", "SHARDCHANNELS"]),
+        arr(vec![bulk("sc")])
+    );
+    assert_eq!(
+        publ.call(&["PUBSUB", "SHARDNUMSUB", "sc"]),
+        arr(vec![bulk("sc"), int(1)])
+    );
+    assert_eq!(publ.call(&["PUBSUB", "CHANNELS"]), arr(vec![]));
+    sub.send(&["SUNSUBSCRIBE"]);
+    assert_eq!(
+        sub.read_frame(),
+        arr(vec![bulk("sunsubscribe"), bulk("sc"), int(0)])
+    );
+}
+
+#[test]
+fn pubsub_channels_pattern_and_errors() {
+    let s = TestServer::start();
+    let mut sub = s.raw();
+    let mut c = s.raw();
+    sub.send(&["SUBSCRIBE", "alpha", "beta"]);
+    sub.read_frame();
+    sub.read_frame();
+    assert_eq!(
+        c.call(&["PUBSUB", "CHANNELS", "a*"]),
+        arr(vec![bulk("alpha")])
+    );
+    assert_eq!(
+        c.call(&["PUBSUB", "NOPE"]),
+        error("ERR unknown subcommand 'NOPE'. Try PUBSUB HELP.")
+    );
+    assert_eq!(
+        c.call(&["SUBSCRIBE"]),
+        error("ERR wrong number of arguments for 'subscribe' command")
+    );
+    assert!(matches!(c.call(&["PUBSUB", "HELP"]), Frame::Array(v) if v.len() == 14));
+}
+
+#[test]
+fn slow_subscriber_is_disconnected_at_the_hard_limit() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    c.call(&[
+        "CONFIG",
+        "SET",
+        "client-output-buffer-limit",
+        "pubsub 64kb 0 0",
+    ]);
+    let mut sub = s.raw();
+    sub.send(&["SUBSCRIBE", "flood"]);
+    sub.read_frame();
+    // The subscriber never reads; messages pile up until it is cut off.
+    let payload = "x".repeat(16 * 1024);
+    let mut delivered_to_none = false;
+    for _ in 0..2000 {
+        if c.call(&["PUBLISH", "flood", &payload]) == int(0) {
+            delivered_to_none = true;
+            break;
+        }
+    }
+    assert!(
+        delivered_to_none,
+        "the slow subscriber was never disconnected"
+    );
+}

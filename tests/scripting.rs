@@ -1,0 +1,386 @@
+//! Scripting: EVAL EVALSHA EVAL_RO EVALSHA_RO SCRIPT, the `redis` Lua API, reply conversions,
+//! error texts, the sandbox, BUSY/SCRIPT KILL, and atomicity across worker threads. Expected
+//! values are what redis-server 7.0 replies.
+
+mod common;
+
+use common::{bulk, error, simple, Frame, TestServer};
+
+fn int(n: i64) -> Frame {
+    Frame::Integer(n)
+}
+
+fn eval(c: &mut common::RawClient, script: &str, keys: &[&str], args: &[&str]) -> Frame {
+    let n = keys.len().to_string();
+    let mut v = vec!["EVAL", script, n.as_str()];
+    v.extend_from_slice(keys);
+    v.extend_from_slice(args);
+    c.call(&v)
+}
+
+#[test]
+fn conversions_lua_to_resp() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    assert_eq!(eval(&mut c, "return 1", &[], &[]), int(1));
+    assert_eq!(eval(&mut c, "return 3.99", &[], &[]), int(3));
+    assert_eq!(eval(&mut c, "return 'x'", &[], &[]), bulk("x"));
+    assert_eq!(eval(&mut c, "return nil", &[], &[]), Frame::NullBulk);
+    assert_eq!(
+        eval(&mut c, "return {true,false}", &[], &[]),
+        Frame::Array(vec![int(1), Frame::NullBulk])
+    );
+    assert_eq!(
+        eval(&mut c, "return {1,2,{3,'x'},nil,4}", &[], &[]),
+        Frame::Array(vec![int(1), int(2), Frame::Array(vec![int(3), bulk("x")])])
+    );
+    assert_eq!(eval(&mut c, "return {ok='FINE'}", &[], &[]), simple("FINE"));
+    assert_eq!(
+        eval(&mut c, "return redis.status_reply('S')", &[], &[]),
+        simple("S")
+    );
+    assert_eq!(
+        eval(&mut c, "return {err='bad thing'}", &[], &[]),
+        error("bad thing")
+    );
+    assert_eq!(
+        eval(&mut c, "return redis.error_reply('x y')", &[], &[]),
+        error("x y")
+    );
+    assert_eq!(
+        eval(
+            &mut c,
+            "return KEYS[1]..ARGV[1]..#KEYS..#ARGV",
+            &["k"],
+            &["a", "b"]
+        ),
+        bulk("ka12")
+    );
+    assert_eq!(
+        eval(&mut c, "return redis.sha1hex('')", &[], &[]),
+        bulk("da39a3ee5e6b4b0d3255bfef95601890afd80709")
+    );
+}
+
+#[test]
+fn conversions_resp_to_lua() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    c.call(&["RPUSH", "l", "a", "b"]);
+    c.call(&["SET", "n", "5"]);
+    assert_eq!(
+        eval(&mut c, "return redis.call('lrange','l',0,-1)", &[], &[]),
+        Frame::Array(vec![bulk("a"), bulk("b")])
+    );
+    assert_eq!(
+        eval(&mut c, "return redis.call('incr','n') + 1", &[], &[]),
+        int(7)
+    );
+    assert_eq!(
+        eval(
+            &mut c,
+            "return redis.call('get','missing') == false and 1 or 0",
+            &[],
+            &[]
+        ),
+        int(1)
+    );
+    assert_eq!(
+        eval(&mut c, "return redis.call('ping')", &[], &[]),
+        simple("PONG")
+    );
+    assert_eq!(
+        eval(&mut c, "return type(redis.call('ping'))", &[], &[]),
+        bulk("table")
+    );
+    assert_eq!(
+        eval(
+            &mut c,
+            "redis.setresp(3); local m = redis.call('hgetall','nokey'); return type(m.map)",
+            &[],
+            &[]
+        ),
+        bulk("table")
+    );
+    assert_eq!(
+        eval(&mut c, "return redis.pcall('incr','l')['err']", &[], &[]),
+        bulk("WRONGTYPE Operation against a key holding the wrong kind of value")
+    );
+}
+
+#[test]
+fn resp3_return_types() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    assert!(matches!(c.call(&["HELLO", "3"]), Frame::Map(_)));
+    assert_eq!(
+        eval(&mut c, "return {double=3.5}", &[], &[]),
+        Frame::Double(b"3.5".to_vec())
+    );
+    assert_eq!(
+        eval(&mut c, "return {map={a=1}}", &[], &[]),
+        Frame::Map(vec![(bulk("a"), int(1))])
+    );
+    // Booleans follow the script's protocol (redis.setresp), not the caller's.
+    assert_eq!(eval(&mut c, "return true", &[], &[]), int(1));
+    assert_eq!(
+        eval(&mut c, "redis.setresp(3) return true", &[], &[]),
+        Frame::Boolean(true)
+    );
+    assert_eq!(eval(&mut c, "return false", &[], &[]), Frame::Null);
+    assert_eq!(eval(&mut c, "return nil", &[], &[]), Frame::Null);
+}
+
+#[test]
+fn error_texts_carry_the_script_line() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    c.call(&["SET", "s", "x"]);
+    assert_eq!(
+        eval(&mut c, "return redis.call('foo')", &[], &[]),
+        error("ERR Unknown Redis command called from script script: cc78c5a793d041f28ab0f6b117a82d1428ccfd13, on @user_script:1.")
+    );
+    assert_eq!(
+        eval(&mut c, "return redis.call('incr','s')", &[], &[]),
+        error("ERR value is not an integer or out of range script: c243b9f46db13ba8f69da41b45a77708832babed, on @user_script:1.")
+    );
+    assert_eq!(
+        eval(&mut c, "error('boom')", &[], &[]),
+        error("ERR user_script:1: boom script: 82903a0434f1503e152f89c03c9acd881a0e8150, on @user_script:1.")
+    );
+    assert_eq!(
+        eval(&mut c, "error({err='MY custom'})", &[], &[]),
+        error("MY custom script: 784d3ae9e6566ecb57138d89d618d989007a9bc6, on @user_script:1.")
+    );
+    assert_eq!(
+        eval(&mut c, "return 1 +", &[], &[]),
+        error("ERR Error compiling script (new function): user_script:1: unexpected symbol near '<eof>'")
+    );
+    assert_eq!(
+        eval(&mut c, "return redis.call('subscribe','x')", &[], &[]),
+        error("ERR This Redis command is not allowed from script script: 2f334966be3d5602175118691c9d198b0a695e53, on @user_script:1.")
+    );
+    assert_eq!(
+        eval(&mut c, "return redis.call('set',{})", &[], &[]),
+        error("ERR Lua redis lib command arguments must be strings or integers script: db89706d57456abe96578a34e7107d6748549bb5, on @user_script:1.")
+    );
+    assert_eq!(
+        eval(
+            &mut c,
+            "local ok, e = pcall(redis.call, 'nosuch'); return e",
+            &[],
+            &[]
+        ),
+        bulk("ERR Unknown Redis command called from script")
+    );
+    assert_eq!(
+        c.call(&["EVAL", "return 1", "-1"]),
+        error("ERR Number of keys can't be negative")
+    );
+    assert_eq!(
+        c.call(&["EVAL", "return 1", "2", "a"]),
+        error("ERR Number of keys can't be greater than number of args")
+    );
+}
+
+#[test]
+fn sandbox_rejects_globals_and_library_writes() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    assert_eq!(
+        eval(&mut c, "a=1", &[], &[]),
+        error("ERR user_script:1: Attempt to modify a readonly table script: 86eda770a6060824b090dd4df091e3bd4121279c, on @user_script:1.")
+    );
+    assert_eq!(
+        eval(&mut c, "return b", &[], &[]),
+        error("ERR user_script:1: Script attempted to access nonexistent global variable 'b' script: 816510dfadab6b5fbade21d62972b3b4ab4b5cca, on @user_script:1.")
+    );
+    assert!(matches!(
+        eval(&mut c, "string.foo = 1", &[], &[]),
+        Frame::Error(_)
+    ));
+    assert!(matches!(
+        eval(&mut c, "return loadfile('/etc/passwd')", &[], &[]),
+        Frame::Error(_)
+    ));
+    assert!(matches!(
+        eval(&mut c, "return io.open('/etc/passwd')", &[], &[]),
+        Frame::Error(_)
+    ));
+    assert_eq!(eval(&mut c, "local x = 5 return x", &[], &[]), int(5));
+}
+
+#[test]
+fn evalsha_script_load_exists_flush() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    let sha = "2f86ec2d8e5f6a5c7c5eb62d1b4b8a0b4c3e26f7";
+    let loaded = c.call(&["SCRIPT", "LOAD", "return 'hi'"]);
+    let Frame::Bulk(real) = loaded else {
+        panic!("SCRIPT LOAD: {loaded:?}")
+    };
+    let real = String::from_utf8_lossy(&real).into_owned();
+    assert_eq!(real.len(), 40);
+    let _ = sha;
+    assert_eq!(c.call(&["EVALSHA", &real, "0"]), bulk("hi"));
+    assert_eq!(c.call(&["EVALSHA", &real.to_uppercase(), "0"]), bulk("hi"));
+    assert_eq!(
+        c.call(&["SCRIPT", "EXISTS", &real, "ffff"]),
+        Frame::Array(vec![int(1), int(0)])
+    );
+    assert_eq!(c.call(&["SCRIPT", "FLUSH"]), simple("OK"));
+    assert_eq!(
+        c.call(&["EVALSHA", &real, "0"]),
+        error("NOSCRIPT No matching script. Please use EVAL.")
+    );
+    assert_eq!(
+        c.call(&["SCRIPT", "FLUSH", "foo"]),
+        error("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+    );
+    assert!(matches!(c.call(&["SCRIPT", "HELP"]), Frame::Array(v) if v.len() == 17));
+    assert_eq!(
+        c.call(&["SCRIPT", "KILL"]),
+        error("NOTBUSY No scripts in execution right now.")
+    );
+}
+
+#[test]
+fn read_only_scripts_and_shebang_flags() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    assert_eq!(
+        c.call(&["EVAL_RO", "return redis.call('set','x','1')", "0"]),
+        error("ERR Write commands are not allowed from read-only scripts. script: 8b2ae6dd76cda7fc3e27f97431ae27d7b08a221d, on @user_script:1.")
+    );
+    c.call(&["SET", "x", "v"]);
+    assert_eq!(
+        c.call(&["EVAL_RO", "return redis.call('get','x')", "0"]),
+        bulk("v")
+    );
+    assert_eq!(
+        eval(&mut c, "#!lua flags=no-writes\nreturn redis.call('set','a','1')", &[], &[]),
+        error("ERR Write commands are not allowed from read-only scripts. script: 71c6978aa8dbb43cfeb7536150d4b9326e6031a2, on @user_script:2.")
+    );
+    assert_eq!(
+        eval(&mut c, "#!lua flags=bad\nreturn 1", &[], &[]),
+        error("ERR Unexpected flag in script shebang: bad")
+    );
+    assert_eq!(eval(&mut c, "#!lua\nreturn 2", &[], &[]), int(2));
+}
+
+#[test]
+fn libraries_are_available() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    assert_eq!(
+        eval(&mut c, "return cjson.encode({1,2,'x'})", &[], &[]),
+        bulk("[1,2,\"x\"]")
+    );
+    assert_eq!(
+        eval(&mut c, "return cjson.decode('[1,2]')[2]", &[], &[]),
+        int(2)
+    );
+    assert_eq!(eval(&mut c, "return bit.band(12, 10)", &[], &[]), int(8));
+    assert_eq!(
+        eval(&mut c, "return #cmsgpack.pack({1,2,3})", &[], &[]),
+        int(4)
+    );
+    assert_eq!(
+        eval(&mut c, "return struct.pack('>I2', 258)", &[], &[]),
+        bulk("\x01\x02")
+    );
+    assert_eq!(eval(&mut c, "return redis.LOG_WARNING", &[], &[]), int(3));
+}
+
+#[test]
+fn busy_script_then_script_kill() {
+    let s = if common::target_is_redis() {
+        TestServer::start()
+    } else {
+        TestServer::start_with(&["--threads", "2"])
+    };
+    let mut admin = s.raw();
+    admin.call(&["CONFIG", "SET", "busy-reply-threshold", "100"]);
+    let mut runner = s.raw();
+    runner.send(&["EVAL", "local i = 0 while true do i = i + 1 end", "0"]);
+    // A new connection (the acceptor steers it off the busy worker).
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let mut other = s.raw();
+    let mut saw_busy = false;
+    for _ in 0..100 {
+        match other.call(&["GET", "x"]) {
+            Frame::Error(e) if e.starts_with(b"BUSY") => {
+                saw_busy = true;
+                break;
+            }
+            _ => std::thread::sleep(std::time::Duration::from_millis(50)),
+        }
+    }
+    assert!(saw_busy);
+    assert_eq!(other.call(&["SCRIPT", "KILL"]), simple("OK"));
+    match runner.read_frame() {
+        Frame::Error(e) => assert!(e.starts_with(b"ERR Script killed by user with SCRIPT KILL...")),
+        other => panic!("expected the script to be killed, got {other:?}"),
+    }
+    assert_eq!(runner.call(&["PING"]), simple("PONG"));
+}
+
+#[test]
+fn scripts_are_atomic_across_threads_even_with_undeclared_keys() {
+    if common::target_is_redis() {
+        return;
+    }
+    let s = TestServer::start_with(&["--threads", "4"]);
+    let port = s.port();
+    // Moves one unit between two counters on different shards; the second
+    // key is not declared.
+    let mover = "redis.call('decr', KEYS[1]); redis.call('incr', ARGV[1]); return 1";
+    let mut handles = Vec::new();
+    for t in 0..3 {
+        handles.push(std::thread::spawn(move || {
+            let mut c = common::RawClient::connect(port);
+            for i in 0..300 {
+                let (a, b) = if (t + i) % 2 == 0 {
+                    ("x:1", "y:2")
+                } else {
+                    ("y:2", "x:1")
+                };
+                assert_eq!(c.call(&["EVAL", mover, "1", a, b]), Frame::Integer(1));
+            }
+        }));
+    }
+    // Plain MULTI readers on another thread must never see a half-done move,
+    // and plain writers to the undeclared key keep working.
+    let mut checker = s.raw();
+    for _ in 0..200 {
+        let v = checker.call(&["EVAL", "return (tonumber(redis.call('get','x:1')) or 0) + (tonumber(redis.call('get','y:2')) or 0)", "0"]);
+        assert_eq!(v, Frame::Integer(0));
+    }
+    for h in handles {
+        h.join().expect("script thread");
+    }
+    // Exact totals from concurrent script increments.
+    let mut hs = Vec::new();
+    for _ in 0..4 {
+        hs.push(std::thread::spawn(move || {
+            let mut c = common::RawClient::connect(port);
+            for _ in 0..250 {
+                c.call(&["EVAL", "return redis.call('incr', KEYS[1])", "1", "total"]);
+            }
+        }));
+    }
+    for h in hs {
+        h.join().expect("incr thread");
+    }
+    assert_eq!(checker.call(&["GET", "total"]), bulk("1000"));
+}
+
+#[test]
+fn eval_inside_multi() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    c.call(&["MULTI"]);
+    c.call(&["EVAL", "return redis.call('incr', KEYS[1])", "1", "m"]);
+    c.call(&["INCR", "m"]);
+    assert_eq!(c.call(&["EXEC"]), Frame::Array(vec![int(1), int(2)]));
+}

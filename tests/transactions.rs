@@ -1,0 +1,232 @@
+//! Transactions: MULTI EXEC DISCARD WATCH UNWATCH, through the raw client. Expected values are
+//! what redis-server 7.0 replies; the concurrency tests check atomicity across worker threads.
+
+mod common;
+
+use common::{bulk, error, simple, Frame, TestServer};
+
+fn int(n: i64) -> Frame {
+    Frame::Integer(n)
+}
+
+#[test]
+fn exec_runs_queued_commands_in_order() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    assert_eq!(c.call(&["MULTI"]), simple("OK"));
+    assert_eq!(c.call(&["SET", "a", "1"]), simple("QUEUED"));
+    assert_eq!(c.call(&["INCR", "a"]), simple("QUEUED"));
+    assert_eq!(c.call(&["LPUSH", "a", "x"]), simple("QUEUED"));
+    assert_eq!(c.call(&["GET", "a"]), simple("QUEUED"));
+    assert_eq!(
+        c.call(&["EXEC"]),
+        Frame::Array(vec![
+            simple("OK"),
+            int(2),
+            error("WRONGTYPE Operation against a key holding the wrong kind of value"),
+            bulk("2"),
+        ])
+    );
+}
+
+#[test]
+fn queue_time_errors_abort_exec() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    c.call(&["MULTI"]);
+    assert_eq!(c.call(&["SET", "a", "1"]), simple("QUEUED"));
+    assert!(matches!(c.call(&["NOSUCH"]), Frame::Error(_)));
+    assert_eq!(
+        c.call(&["GET"]),
+        error("ERR wrong number of arguments for 'get' command")
+    );
+    assert_eq!(
+        c.call(&["EXEC"]),
+        error("EXECABORT Transaction discarded because of previous errors.")
+    );
+    assert_eq!(c.call(&["EXISTS", "a"]), int(0));
+}
+
+#[test]
+fn state_errors() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    assert_eq!(c.call(&["EXEC"]), error("ERR EXEC without MULTI"));
+    assert_eq!(c.call(&["DISCARD"]), error("ERR DISCARD without MULTI"));
+    c.call(&["MULTI"]);
+    assert_eq!(
+        c.call(&["MULTI"]),
+        error("ERR MULTI calls can not be nested")
+    );
+    assert_eq!(
+        c.call(&["WATCH", "k"]),
+        error("ERR WATCH inside MULTI is not allowed")
+    );
+    assert_eq!(c.call(&["SET", "k", "v"]), simple("QUEUED"));
+    assert_eq!(c.call(&["DISCARD"]), simple("OK"));
+    assert_eq!(c.call(&["EXISTS", "k"]), int(0));
+    assert_eq!(c.call(&["UNWATCH"]), simple("OK"));
+}
+
+#[test]
+fn blocking_commands_do_not_block_inside_exec() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    c.call(&["MULTI"]);
+    c.call(&["BLPOP", "nolist", "0"]);
+    c.call(&["BZPOPMIN", "nozset", "0"]);
+    assert_eq!(
+        c.call(&["EXEC"]),
+        Frame::Array(vec![Frame::NullArray, Frame::NullArray])
+    );
+}
+
+#[test]
+fn watch_fails_exec_after_another_client_writes() {
+    let s = TestServer::start();
+    let mut a = s.raw();
+    let mut b = s.raw();
+    a.call(&["WATCH", "k"]);
+    a.call(&["MULTI"]);
+    a.call(&["SET", "k", "mine"]);
+    b.call(&["SET", "k", "theirs"]);
+    assert_eq!(a.call(&["EXEC"]), Frame::NullArray);
+    assert_eq!(a.call(&["GET", "k"]), bulk("theirs"));
+    // Unwatched after EXEC: the next transaction goes through.
+    a.call(&["MULTI"]);
+    a.call(&["SET", "k", "mine"]);
+    assert_eq!(a.call(&["EXEC"]), Frame::Array(vec![simple("OK")]));
+}
+
+#[test]
+fn watch_is_not_triggered_by_no_op_writes_or_unwatch() {
+    let s = TestServer::start();
+    let mut a = s.raw();
+    let mut b = s.raw();
+    a.call(&["WATCH", "missing"]);
+    assert_eq!(b.call(&["DEL", "missing"]), int(0));
+    a.call(&["MULTI"]);
+    a.call(&["PING"]);
+    assert_eq!(a.call(&["EXEC"]), Frame::Array(vec![simple("PONG")]));
+
+    a.call(&["WATCH", "k"]);
+    a.call(&["UNWATCH"]);
+    b.call(&["SET", "k", "x"]);
+    a.call(&["MULTI"]);
+    a.call(&["PING"]);
+    assert_eq!(a.call(&["EXEC"]), Frame::Array(vec![simple("PONG")]));
+}
+
+#[test]
+fn watch_is_triggered_by_flushdb_swapdb_and_expiry() {
+    let s = TestServer::start();
+    let mut a = s.raw();
+    let mut b = s.raw();
+    a.call(&["SET", "k", "1"]);
+    a.call(&["WATCH", "k"]);
+    b.call(&["FLUSHDB"]);
+    a.call(&["MULTI"]);
+    a.call(&["PING"]);
+    assert_eq!(a.call(&["EXEC"]), Frame::NullArray);
+
+    b.call(&["SELECT", "1"]);
+    b.call(&["SET", "k", "db1"]);
+    a.call(&["WATCH", "k"]);
+    b.call(&["SWAPDB", "0", "1"]);
+    a.call(&["MULTI"]);
+    a.call(&["PING"]);
+    assert_eq!(a.call(&["EXEC"]), Frame::NullArray);
+
+    a.call(&["SET", "t", "1", "PX", "50"]);
+    a.call(&["WATCH", "t"]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    a.call(&["MULTI"]);
+    a.call(&["PING"]);
+    assert_eq!(a.call(&["EXEC"]), Frame::NullArray);
+}
+
+#[test]
+fn multi_exec_is_atomic_across_threads() {
+    if common::target_is_redis() {
+        return;
+    }
+    let s = TestServer::start_with(&["--threads", "4"]);
+    let port = s.port();
+    // Keys on different shards; each transaction moves one unit from one
+    // counter to another, so the sum stays 0 in every consistent state.
+    let keys = ["acct:a", "acct:b", "acct:c", "acct:d"];
+    let mut handles = Vec::new();
+    for t in 0..4 {
+        handles.push(std::thread::spawn(move || {
+            let mut c = common::RawClient::connect(port);
+            for i in 0..300 {
+                let from = keys[(t + i) % 4];
+                let to = keys[(t + i + 1) % 4];
+                c.call(&["MULTI"]);
+                c.call(&["DECR", from]);
+                c.call(&["INCR", to]);
+                match c.call(&["EXEC"]) {
+                    Frame::Array(v) => assert_eq!(v.len(), 2),
+                    other => panic!("EXEC: {other:?}"),
+                }
+            }
+        }));
+    }
+    let mut checker = s.raw();
+    for _ in 0..200 {
+        checker.call(&["MULTI"]);
+        for k in keys {
+            checker.call(&["GET", k]);
+        }
+        if let Frame::Array(v) = checker.call(&["EXEC"]) {
+            let sum: i64 = v
+                .iter()
+                .map(|f| match f {
+                    Frame::Bulk(b) => String::from_utf8_lossy(b).parse::<i64>().unwrap_or(0),
+                    _ => 0,
+                })
+                .sum();
+            assert_eq!(sum, 0, "a transaction was seen half done");
+        }
+    }
+    for h in handles {
+        h.join().expect("writer thread");
+    }
+    let total: i64 = keys
+        .iter()
+        .map(|k| match checker.call(&["GET", k]) {
+            Frame::Bulk(b) => String::from_utf8_lossy(&b).parse::<i64>().unwrap_or(0),
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(total, 0);
+}
+
+#[test]
+fn watch_based_increments_are_exact_across_threads() {
+    let s = TestServer::start_with(&["--threads", "4"]);
+    let port = s.port();
+    let mut handles = Vec::new();
+    for _ in 0..4 {
+        handles.push(std::thread::spawn(move || {
+            let mut c = common::RawClient::connect(port);
+            let mut done = 0;
+            while done < 100 {
+                c.call(&["WATCH", "counter"]);
+                let cur = match c.call(&["GET", "counter"]) {
+                    Frame::Bulk(b) => String::from_utf8_lossy(&b).parse::<i64>().unwrap_or(0),
+                    _ => 0,
+                };
+                c.call(&["MULTI"]);
+                c.call(&["SET", "counter", &(cur + 1).to_string()]);
+                if let Frame::Array(_) = c.call(&["EXEC"]) {
+                    done += 1;
+                }
+            }
+        }));
+    }
+    for h in handles {
+        h.join().expect("client thread");
+    }
+    assert_eq!(s.raw().call(&["GET", "counter"]), bulk("400"));
+}
