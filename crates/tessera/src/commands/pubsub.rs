@@ -20,6 +20,12 @@ const fn cmd(
     CommandSpec::new(name, arity, flags, "pubsub", since, summary, handler)
 }
 
+/// Shard channels are declared as (not-key) key specs; COMMAND GETKEYS
+/// reports no keys for them, as Redis does.
+fn no_keys(_args: &[&[u8]]) -> Result<Vec<usize>, super::meta::InvalidKeyArgs> {
+    Ok(Vec::new())
+}
+
 pub static COMMANDS: &[CommandSpec] = &[
     cmd("subscribe", -2, PUBSUB | NOSCRIPT | LOADING | STALE, "2.0.0", "Listens for messages published to channels.", subscribe)
         .complexity("O(N) where N is the number of channels to subscribe to.")
@@ -43,16 +49,19 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd("ssubscribe", -2, PUBSUB | NOSCRIPT | LOADING | STALE, "7.0.0", "Listens for messages published to shard channels.", ssubscribe)
         .complexity("O(N) where N is the number of shard channels to subscribe to.")
         .key_specs(&[ks(NOT_KEY, 1, -1, 1)])
+        .getkeys(no_keys)
         .args(&[a::string("shardchannel").multiple()]),
     cmd("sunsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE, "7.0.0", "Stops listening to messages posted to shard channels.", sunsubscribe)
         .complexity("O(N) where N is the number of clients already subscribed to a shard channel.")
         .key_specs(&[ks(NOT_KEY, 1, -1, 1)])
+        .getkeys(no_keys)
         .args(&[a::string("shardchannel").optional().multiple()]),
     cmd("spublish", 3, PUBSUB | LOADING | STALE | FAST | MAY_REPLICATE, "7.0.0", "Post a message to a shard channel", spublish)
         .complexity(
             "O(N) where N is the number of clients subscribed to the receiving shard channel.",
         )
         .key_specs(&[ks(NOT_KEY, 1, 0, 1)])
+        .getkeys(no_keys)
         .args(&[a::string("shardchannel"), a::string("message")]),
     cmd("pubsub", -2, 0, "2.8.0", "A container for Pub/Sub commands.", super::generic::container)
         .complexity("Depends on subcommand.")

@@ -49,6 +49,19 @@ const KEYNUM: FindKeys = FindKeys::Keynum {
     keystep: 1,
 };
 
+/// EVAL-style key extraction (numkeys at 2): like Redis's evalGetKeys, a
+/// numkeys that is not a valid count yields no keys rather than an error.
+pub fn numkeys_keys(args: &[&[u8]]) -> Result<Vec<usize>, super::meta::InvalidKeyArgs> {
+    let n = args
+        .get(2)
+        .and_then(|a| crate::util::numbers::parse_i64(a))
+        .unwrap_or(-1);
+    if n < 1 || n as usize > args.len().saturating_sub(3) {
+        return Ok(Vec::new());
+    }
+    Ok((3..3 + n as usize).collect())
+}
+
 pub static COMMANDS: &[CommandSpec] =
     &[
         cmd(
@@ -60,6 +73,7 @@ pub static COMMANDS: &[CommandSpec] =
             eval,
         )
         .complexity("Depends on the script that is executed.")
+        .getkeys(numkeys_keys)
         .key_specs(&[
             KeySpecDef::new(RW | ACCESS | UPDATE, BeginSearch::Index(2), KEYNUM).notes(
                 "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE",
@@ -75,6 +89,7 @@ pub static COMMANDS: &[CommandSpec] =
             evalsha,
         )
         .complexity("Depends on the script that is executed.")
+        .getkeys(numkeys_keys)
         .key_specs(&[KeySpecDef::new(
             RW | ACCESS | UPDATE,
             BeginSearch::Index(2),
@@ -90,6 +105,7 @@ pub static COMMANDS: &[CommandSpec] =
             eval_ro,
         )
         .complexity("Depends on the script that is executed.")
+        .getkeys(numkeys_keys)
         .key_specs(&[
             KeySpecDef::new(RO | ACCESS, BeginSearch::Index(2), KEYNUM).notes(
                 "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS",
@@ -105,6 +121,7 @@ pub static COMMANDS: &[CommandSpec] =
             evalsha_ro,
         )
         .complexity("Depends on the script that is executed.")
+        .getkeys(numkeys_keys)
         .key_specs(&[KeySpecDef::new(RO | ACCESS, BeginSearch::Index(2), KEYNUM)])
         .args(EVALSHA_ARGS),
         cmd(
