@@ -398,9 +398,9 @@ pub fn run_function(
             let busy_worker = srv.scripts.busy_worker.clone();
             let kill = srv.scripts.kill.clone();
             let killed_text = if spec.is_function {
-                "\u{1}ERR Script killed by user with FUNCTION KILL..."
+                "\u{1}tessera:ERR Script killed by user with FUNCTION KILL..."
             } else {
-                "\u{1}ERR Script killed by user with SCRIPT KILL..."
+                "\u{1}tessera:ERR Script killed by user with SCRIPT KILL..."
             };
             lua.set_hook(
                 mlua::HookTriggers::new().every_nth_instruction(100_000),
@@ -437,10 +437,10 @@ pub fn run_function(
                     let mut st = state.borrow_mut();
                     match script_call(lua, &mut st, &args, spec.is_function) {
                         Ok(tessera_resp::frame::Frame::Error(msg)) => Err(mlua::Error::runtime(
-                            format!("\u{1}{}", String::from_utf8_lossy(&msg)),
+                            format!("\u{1}tessera:{}", String::from_utf8_lossy(&msg)),
                         )),
                         Ok(frame) => convert::frame_to_lua(lua, frame),
-                        Err(msg) => Err(mlua::Error::runtime(format!("\u{1}{msg}"))),
+                        Err(msg) => Err(mlua::Error::runtime(format!("\u{1}tessera:{msg}"))),
                     }
                 })?;
                 let wrap: mlua::Function = vm.globals.get("__tessera_wrap_calls")?;

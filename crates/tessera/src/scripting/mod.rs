@@ -241,9 +241,9 @@ local orig_pcall, unpack, select = pcall, unpack, select
 __tessera_error_value = function(err)
   if type(err) == 'userdata' or type(err) == 'string' then
     local s = tostring(err)
-    local at = s:find('\1', 1, true)
+    local at = s:find('\1tessera:', 1, true)
     if at then
-      local msg = s:sub(at + 1)
+      local msg = s:sub(at + 9)
       local nl = msg:find('\n', 1, true)
       if nl then msg = msg:sub(1, nl - 1) end
       return {err = msg}
@@ -286,7 +286,13 @@ __tessera_run = function(f)
   return xpcall(f, handler)
 end
 
--- A read-only view of a table: reads go through, writes fail.
+-- Read-only views of tables: reads go through, writes fail, and pairs/next
+-- see the real contents.
+local real_of = setmetatable({}, {__mode = 'k'})
+local orig_pairs, orig_next = pairs, next
+pairs = function(t) return orig_pairs(real_of[t] or t) end
+next = function(t, k) return orig_next(real_of[t] or t, k) end
+
 __tessera_readonly = function(t, strict_globals)
   local mt = {
     __index = function(_, k)
@@ -299,7 +305,9 @@ __tessera_readonly = function(t, strict_globals)
     __newindex = function() error('Attempt to modify a readonly table', 2) end,
     __metatable = false,
   }
-  return setmetatable({}, mt)
+  local proxy = setmetatable({}, mt)
+  real_of[proxy] = t
+  return proxy
 end
 
 __tessera_wrap_calls = function(redis, raw_call, raising_call)
