@@ -4,6 +4,7 @@ use super::args::{eq_ic, int, lossy};
 use super::flags::*;
 use super::meta::{arg as a, ks, ksflags::*};
 use super::{acl, CmdError, CmdResult, CommandSpec, Ctx, Handler};
+use crate::keyspace::events::Class;
 
 /// An expiry command: group `generic`, ACL category `@keyspace`.
 const fn cmd(
@@ -211,8 +212,10 @@ fn expire_generic(ctx: &mut Ctx, args: &[&[u8]], seconds: bool, relative: bool) 
         }
         if when <= now {
             db.table(key).remove(key);
+            db.changed(key, Class::GENERIC, "del");
         } else {
             db.table(key).set_expire(key, when);
+            db.changed(key, Class::GENERIC, "expire");
         }
         1
     });
@@ -283,6 +286,7 @@ fn persist(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let r = ctx.with_key(key, |db| match db.get_write(key) {
         Some(e) if e.has_ttl() => {
             db.table(key).set_expire(key, 0);
+            db.changed(key, Class::GENERIC, "persist");
             1
         }
         _ => 0,

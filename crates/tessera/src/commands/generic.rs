@@ -8,6 +8,7 @@ use super::args::{eq_ic, int, int32, lossy};
 use super::flags::*;
 use super::meta::{arg as a, ks, ksflags::*};
 use super::{acl, unknown_subcommand, CmdError, CmdResult, CommandSpec, Ctx, Handler};
+use crate::keyspace::events::{self, Class};
 use crate::keyspace::{Entry, NUM_SHARDS};
 use crate::types::{StrValue, Value};
 use crate::util::glob::glob_match;
@@ -250,6 +251,7 @@ fn del(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let mut n = 0;
         for k in keys {
             if let Some(e) = db.remove(k) {
+                db.changed(k, Class::GENERIC, "del");
                 n += 1;
                 freed.push(e);
             }
@@ -262,6 +264,12 @@ fn del(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     for e in freed {
         if lazy && e.value.element_count() > crate::server::lazyfree::LAZYFREE_THRESHOLD {
             crate::server::lazyfree::free_later(e);
+        }
+    }
+    if n > 0 {
+        // Blocked XREADGROUP clients of a deleted stream are answered.
+        for k in keys {
+            ctx.signal_ready(k);
         }
     }
     ctx.out.int(n);
@@ -303,7 +311,14 @@ fn rename_generic(ctx: &mut Ctx, args: &[&[u8]], nx: bool) -> CmdResult {
         let Some((_, entry, at)) = db.table(src).remove_full(src) else {
             return Err(CmdError::NoSuchKey);
         };
+        // Redis deletes an overwritten destination before adding the key
+        // again (so a "new" event is due either way).
+        db.remove(dst);
         db.table(dst).insert_expiring(dst, entry, at);
+        db.signal_modified(src);
+        db.signal_modified(dst);
+        db.notify(Class::GENERIC, "rename_from", src);
+        db.notify(Class::GENERIC, "rename_to", dst);
         Ok(1)
     })?;
     if r == 1 {
@@ -369,10 +384,13 @@ fn copy(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
         let fresh = db.new_entry(copied.value);
         db.table_in(target_db, dst).insert_expiring(dst, fresh, at);
+        db.table_in(target_db, dst).touch_watched(dst);
+        events::invalidate(dst);
+        events::notify(Class::GENERIC, "copy_to", target_db, dst);
         1
     });
     if r == 1 {
-        ctx.srv.blocking.signal(target_db, dst);
+        crate::keyspace::events::ready(target_db, dst);
     }
     ctx.out.int(r);
     Ok(())
@@ -397,10 +415,14 @@ fn move_cmd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             return 0;
         };
         db.table_in(target, key).insert_owned(k, e, at);
+        db.signal_modified(key);
+        db.table_in(target, key).touch_watched(key);
+        db.notify(Class::GENERIC, "move_from", key);
+        events::notify(Class::GENERIC, "move_to", target, key);
         1
     });
     if r == 1 {
-        ctx.srv.blocking.signal(target, key);
+        crate::keyspace::events::ready(target, key);
     }
     ctx.out.int(r);
     Ok(())
@@ -457,11 +479,13 @@ fn scan(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let mut examined = 0i64;
     let mut found: Vec<crate::keyspace::Key> = Vec::new();
     while shard < NUM_SHARDS && examined < count {
-        let guard = ctx.srv.keyspace.lock_shard(shard);
+        let mut guard = ctx.srv.keyspace.lock_shard(shard);
+        let mut expired: Vec<crate::keyspace::Key> = Vec::new();
         let t = &guard.dbs[db];
         for (k, e) in t.iter() {
             examined += 1;
             if t.is_expired(k, e, now) {
+                expired.push(k.clone());
                 continue;
             }
             if let Some(p) = pattern.filter(|p| *p != b"*") {
@@ -475,6 +499,11 @@ fn scan(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 }
             }
             found.push(k.clone());
+        }
+        // As Redis, delete the expired keys met on the way ("expired").
+        let crate::keyspace::Shard { dbs, stats } = &mut *guard;
+        for k in &expired {
+            dbs[db].get_live(k, now, stats);
         }
         shard += 1;
     }
@@ -504,9 +533,10 @@ fn randomkey(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
                 break;
             };
             if t.is_expired(k, e, now) {
+                // Deleted (and announced as "expired") by the lookup.
                 let k = k.clone();
-                t.remove(&k);
-                shard.stats.expired_keys += 1;
+                let crate::keyspace::Shard { dbs, stats } = &mut *shard;
+                dbs[db].get_live(&k, now, stats);
                 continue;
             }
             let k = k.clone();
@@ -522,7 +552,7 @@ fn randomkey(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 fn touch(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let keys = &args[1..];
     let n = ctx.with_keys(keys.iter().copied(), |db| {
-        keys.iter().filter(|k| db.get_write(k).is_some()).count()
+        keys.iter().filter(|k| db.get_read(k).is_some()).count()
     });
     ctx.out.int(n as i64);
     Ok(())
@@ -660,6 +690,8 @@ fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             })
             .collect()
     });
+    // Blocked XREADGROUP clients of a flushed stream are answered.
+    ctx.srv.blocking.signal_all();
     free_tables(old, lazy);
     ctx.out.ok();
     Ok(())
@@ -681,6 +713,8 @@ fn flushall(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             })
             .collect()
     });
+    // Blocked XREADGROUP clients of a flushed stream are answered.
+    ctx.srv.blocking.signal_all();
     free_tables(old, lazy);
     ctx.out.ok();
     Ok(())

@@ -12,6 +12,7 @@ use super::args::{eq_ic, int};
 use super::flags::*;
 use super::meta::{arg as a, ks, ksflags::*};
 use super::{acl, CmdError, CmdResult, CommandSpec, Ctx, Handler};
+use crate::keyspace::events::Class;
 use crate::keyspace::Entry;
 use crate::types::{HashValue, Value};
 use crate::util::glob::glob_match;
@@ -248,6 +249,7 @@ fn set_pairs(ctx: &mut Ctx, args: &[&[u8]], name: &str) -> Result<usize, CmdErro
                 db.set(key, Value::Hash(Box::new(h)));
             }
         }
+        db.changed(key, Class::HASH, "hset");
         Ok(added)
     })
 }
@@ -269,6 +271,7 @@ fn hsetnx(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 db.set(key, Value::Hash(Box::new(h)));
             }
         }
+        db.changed(key, Class::HASH, "hset");
         Ok(true)
     })?;
     ctx.out.int(added as i64);
@@ -322,8 +325,13 @@ fn hdel(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 }
             }
         }
-        if h.is_empty() {
+        let emptied = h.is_empty();
+        if n > 0 {
+            db.changed(key, Class::HASH, "hdel");
+        }
+        if emptied {
             db.remove(key);
+            db.notify(Class::GENERIC, "del", key);
         }
         Ok(n)
     })?;
@@ -411,16 +419,22 @@ fn hgetall(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn with_hash_or_create<R>(
     ctx: &mut Ctx,
     key: &[u8],
+    event: &'static str,
     f: impl FnOnce(&mut HashValue) -> Result<R, CmdError>,
 ) -> Result<R, CmdError> {
     ctx.with_key(key, |db| {
-        if let Some(h) = as_hash(db.get_write(key))? {
-            return f(h);
-        }
-        let mut h = HashValue::new();
-        let r = f(&mut h);
-        if !h.is_empty() {
-            db.set(key, Value::Hash(Box::new(h)));
+        let r = if let Some(h) = as_hash(db.get_write(key))? {
+            f(h)
+        } else {
+            let mut h = HashValue::new();
+            let r = f(&mut h);
+            if !h.is_empty() {
+                db.set(key, Value::Hash(Box::new(h)));
+            }
+            r
+        };
+        if r.is_ok() {
+            db.changed(key, Class::HASH, event);
         }
         r
     })
@@ -430,7 +444,7 @@ fn hincrby(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (key, field) = (args[1], args[2]);
     let incr = int(args[3])?;
     let limits = ctx.limits();
-    let n = with_hash_or_create(ctx, key, |h| {
+    let n = with_hash_or_create(ctx, key, "hincrby", |h| {
         let cur = match h.get(field) {
             Some(v) => crate::util::numbers::parse_i64(v)
                 .ok_or_else(|| CmdError::msg("ERR hash value is not an integer"))?,
@@ -460,7 +474,7 @@ fn hincrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         Some(LongDoubleKind::Finite) => {}
     }
     let limits = ctx.limits();
-    let result = with_hash_or_create(ctx, key, |h| {
+    let result = with_hash_or_create(ctx, key, "hincrbyfloat", |h| {
         let cur = h.get(field).unwrap_or(b"0");
         let sum = incr_by_float(cur, incr).map_err(|e| match e {
             IncrFloatError::InvalidCurrent => CmdError::msg("ERR hash value is not a float"),

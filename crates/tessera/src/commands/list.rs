@@ -13,6 +13,7 @@ use super::args::{block_timeout, eq_ic, int, int_in};
 use super::flags::*;
 use super::meta::{arg as a, ks, ksflags::*, BeginSearch, FindKeys, KeySpecDef};
 use super::{acl, CmdError, CmdResult, CommandSpec, Ctx, Handler};
+use crate::keyspace::events::Class;
 use crate::keyspace::{Db, Entry};
 use crate::types::list::{End, ListValue};
 use crate::types::Value;
@@ -360,7 +361,7 @@ fn can_block(_ctx: &Ctx) -> bool {
 }
 
 /// Deletes `key` if the list it holds has become empty (Redis never keeps
-/// an empty list).
+/// an empty list), announcing the "del".
 #[inline]
 fn drop_if_empty(db: &mut Db, key: &[u8]) {
     if let Some(Entry {
@@ -370,7 +371,25 @@ fn drop_if_empty(db: &mut Db, key: &[u8]) {
     {
         if l.is_empty() {
             db.remove(key);
+            // The caller has signalled the key for the pop.
+            db.notify(Class::GENERIC, "del", key);
         }
+    }
+}
+
+/// The event a push onto `end` reports.
+fn push_event(end: End) -> &'static str {
+    match end {
+        End::Head => "lpush",
+        End::Tail => "rpush",
+    }
+}
+
+/// The event a pop from `end` reports.
+fn pop_event(end: End) -> &'static str {
+    match end {
+        End::Head => "lpop",
+        End::Tail => "rpop",
     }
 }
 
@@ -402,16 +421,18 @@ fn push_generic(ctx: &mut Ctx, args: &[&[u8]], end: End, only_existing: bool) ->
     let key = args[1];
     let vals = &args[2..];
     let len = ctx.with_key(key, |db| -> Result<usize, CmdError> {
-        match as_list(db.get_write(key))? {
+        let n = match as_list(db.get_write(key))? {
             Some(l) => {
                 for v in vals {
                     l.push(end, v);
                 }
-                Ok(l.len())
+                l.len()
             }
-            None if only_existing => Ok(0),
-            None => Ok(push_all(db, key, end, vals)),
-        }
+            None if only_existing => return Ok(0),
+            None => push_all(db, key, end, vals),
+        };
+        db.changed(key, Class::LIST, push_event(end));
+        Ok(n)
     })?;
     ctx.out.int(len as i64);
     if len > 0 {
@@ -474,11 +495,17 @@ fn pop_generic(ctx: &mut Ctx, args: &[&[u8]], end: End, name: &str) -> CmdResult
             None => {
                 l.pop_with(end, |v| out.bulk(v));
             }
-            Some(0) => out.array(0),
+            Some(0) => {
+                out.array(0);
+                return Ok(());
+            }
             Some(n) => pop_many(l, end, n, out),
         }
-        if l.is_empty() {
+        let emptied = l.is_empty();
+        db.changed(key, Class::LIST, pop_event(end));
+        if emptied {
             db.remove(key);
+            db.notify(Class::GENERIC, "del", key);
         }
         Ok(())
     })
@@ -532,6 +559,7 @@ fn lset(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let i = int(args[2])?;
         let i = l.index(i).ok_or(CmdError::IndexOutOfRange)?;
         l.set(i, args[3]);
+        db.changed(key, Class::LIST, "lset");
         Ok(())
     })?;
     ctx.out.ok();
@@ -593,8 +621,11 @@ fn ltrim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             None => l.trim(len, 0),
             Some((s, e)) => l.trim(s, len - e - 1),
         }
-        if l.is_empty() {
+        let emptied = l.is_empty();
+        db.changed(key, Class::LIST, "ltrim");
+        if emptied {
             db.remove(key);
+            db.notify(Class::GENERIC, "del", key);
         }
         Ok(())
     })?;
@@ -613,8 +644,13 @@ fn lrem(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let from = if count < 0 { End::Tail } else { End::Head };
         let limit = usize::try_from(count.unsigned_abs()).unwrap_or(usize::MAX);
         let n = l.remove_matching(v, limit, from);
-        if l.is_empty() {
+        let emptied = l.is_empty();
+        if n > 0 {
+            db.changed(key, Class::LIST, "lrem");
+        }
+        if emptied {
             db.remove(key);
+            db.notify(Class::GENERIC, "del", key);
         }
         Ok(n)
     })?;
@@ -640,7 +676,9 @@ fn linsert(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             None => Ok(-1),
             Some(i) => {
                 l.insert(if after { i + 1 } else { i }, v);
-                Ok(l.len() as i64)
+                let n = l.len() as i64;
+                db.changed(key, Class::LIST, "linsert");
+                Ok(n)
             }
         }
     })?;
@@ -799,6 +837,8 @@ fn move_one(
         if let Some(v) = l.pop(from) {
             out.bulk(&v);
             l.push(to, &v);
+            db.changed(dst, Class::LIST, push_event(to));
+            db.changed(src, Class::LIST, pop_event(from));
         }
         return Ok(true);
     }
@@ -806,8 +846,12 @@ fn move_one(
     let Some(v) = as_list(db.get_write(src))?.and_then(|l| l.pop(from)) else {
         return Ok(false);
     };
-    drop_if_empty(db, src);
+    // Redis's order: the push (and its events), then the pop's event and
+    // the deletion of an emptied source.
     push_all(db, dst, to, &[&v]);
+    db.changed(dst, Class::LIST, push_event(to));
+    db.changed(src, Class::LIST, pop_event(from));
+    drop_if_empty(db, src);
     out.bulk(&v);
     Ok(true)
 }
@@ -893,6 +937,7 @@ fn pop_first(
             }
             Some(n) => pop_many(l, end, n, out),
         }
+        db.changed(key, Class::LIST, pop_event(end));
         drop_if_empty(db, key);
         return Ok(true);
     }

@@ -17,6 +17,7 @@ pub mod bitmap;
 pub mod connection;
 pub mod error;
 pub mod expire;
+pub mod functions;
 pub mod generic;
 pub mod geo;
 pub mod hash;
@@ -363,6 +364,7 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
         .chain(multi::COMMANDS)
         .chain(pubsub::COMMANDS)
         .chain(scripting::COMMANDS)
+        .chain(functions::COMMANDS)
         .chain(connection::COMMANDS)
         .chain(server::COMMANDS)
 }
@@ -595,7 +597,9 @@ impl<'a> Ctx<'a> {
     /// may have data. Call after the data is in place.
     #[inline]
     pub fn signal_ready(&self, key: &[u8]) {
-        self.srv.blocking.signal(self.client.db, key);
+        // Woken clients run after this command has finished and published
+        // its events (and after a whole EXEC or script), as in Redis.
+        crate::keyspace::events::ready(self.client.db, key);
     }
 }
 

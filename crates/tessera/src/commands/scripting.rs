@@ -455,8 +455,15 @@ pub fn run_function(
                         .map(|k| lua.create_string(k))
                         .collect::<mlua::Result<Vec<_>>>()?,
                 )?;
-                vm.globals.raw_set("KEYS", keys_t)?;
-                vm.globals.raw_set("ARGV", argv_t)?;
+                // Functions get (keys, args) as arguments; EVAL scripts get
+                // the KEYS and ARGV globals.
+                let f = if spec.is_function {
+                    scripting::functions::bind(&lua, f, keys_t, argv_t)?
+                } else {
+                    vm.globals.raw_set("KEYS", keys_t)?;
+                    vm.globals.raw_set("ARGV", argv_t)?;
+                    f
+                };
                 let r = vm.run(f)?;
                 // Convert inside the scope: the value may hold scoped functions.
                 Ok(match r {

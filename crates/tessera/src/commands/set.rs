@@ -19,6 +19,7 @@ use super::hash::{
 };
 use super::meta::{arg as a, ks, ksflags::*, BeginSearch, FindKeys, KeySpecDef};
 use super::{acl, CmdError, CmdResult, CommandSpec, Ctx, Handler};
+use crate::keyspace::events::Class;
 use crate::keyspace::{Db, Entry};
 use crate::types::set::{Member, OwnedMember};
 use crate::types::{Limits, SetValue, Value};
@@ -200,6 +201,9 @@ fn sadd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 db.set(key, Value::Set(Box::new(s)));
             }
         }
+        if n > 0 {
+            db.changed(key, Class::SET, "sadd");
+        }
         Ok(n)
     })?;
     ctx.out.int(added);
@@ -224,8 +228,13 @@ fn srem(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 }
             }
         }
-        if s.is_empty() {
+        let emptied = s.is_empty();
+        if n > 0 {
+            db.changed(key, Class::SET, "srem");
+        }
+        if emptied {
             db.remove(key);
+            db.notify(Class::GENERIC, "del", key);
         }
         Ok(n)
     })?;
@@ -377,7 +386,9 @@ fn spop(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 for m in s.iter() {
                     bulk_member(out, m);
                 }
+                db.notify(Class::SET, "spop", key);
                 db.remove(key);
+                db.changed(key, Class::GENERIC, "del");
                 return Ok(());
             }
             Some(c) => {
@@ -386,8 +397,11 @@ fn spop(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 s.remove_indices(&mut at, |m| bulk_member(out, m));
             }
         }
-        if s.is_empty() {
+        let emptied = s.is_empty();
+        db.changed(key, Class::SET, "spop");
+        if emptied {
             db.remove(key);
+            db.notify(Class::GENERIC, "del", key);
         }
         Ok(())
     })
@@ -438,18 +452,24 @@ fn smove(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         if !s.remove(member) {
             return Ok(false);
         }
-        if s.is_empty() {
+        let emptied = s.is_empty();
+        db.notify(Class::SET, "srem", src);
+        if emptied {
             db.remove(src);
+            db.notify(Class::GENERIC, "del", src);
         }
-        match as_set(db.get_write(dst))? {
-            Some(d) => {
-                d.add(member, &limits);
-            }
+        db.signal_modified(src);
+        let added = match as_set(db.get_write(dst))? {
+            Some(d) => d.add(member, &limits),
             None => {
                 let mut d = SetValue::new_for(member);
                 d.add(member, &limits);
                 db.set(dst, Value::Set(Box::new(d)));
+                true
             }
+        };
+        if added {
+            db.changed(dst, Class::SET, "sadd");
         }
         Ok(true)
     })?;
@@ -463,18 +483,11 @@ fn smove(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 // ---- set algebra -----------------------------------------------------------------------------
 
 /// Checks every source key, in order (the first WRONGTYPE wins): the size
-/// of each set, None for a missing key. STORE forms look their sources up
-/// for writing, as Redis does (no hit/miss counting).
-fn source_sizes(db: &mut Db, keys: &[&[u8]], write: bool) -> Result<Vec<Option<usize>>, CmdError> {
+/// of each set, None for a missing key. Redis 7.0 looks the sources up as
+/// reads for the STORE forms too (hits, misses and "keymiss" count).
+fn source_sizes(db: &mut Db, keys: &[&[u8]]) -> Result<Vec<Option<usize>>, CmdError> {
     keys.iter()
-        .map(|k| {
-            let e = if write {
-                db.get_write(k)
-            } else {
-                db.get_read(k)
-            };
-            Ok(as_set(e)?.map(|s| s.len()))
-        })
+        .map(|k| Ok(as_set(db.get_read(k))?.map(|s| s.len())))
         .collect()
 }
 
@@ -593,7 +606,7 @@ fn algebra(ctx: &mut Ctx, keys: &[&[u8]], op: Op) -> CmdResult {
     let limits = ctx.limits();
     let (ka, out) = ctx.split();
     ka.with_keys(keys.iter().copied(), |db| {
-        let sizes = source_sizes(db, keys, false)?;
+        let sizes = source_sizes(db, keys)?;
         if op == Op::Inter {
             // Replied straight from the filtered members of the smallest set.
             let members = if sizes.iter().all(|s| s.is_some()) {
@@ -621,13 +634,21 @@ fn algebra(ctx: &mut Ctx, keys: &[&[u8]], op: Op) -> CmdResult {
 fn algebra_store(ctx: &mut Ctx, dst: &[u8], keys: &[&[u8]], op: Op) -> CmdResult {
     let limits = ctx.limits();
     let n = ctx.with_keys(std::iter::once(dst).chain(keys.iter().copied()), |db| {
-        let sizes = source_sizes(db, keys, true)?;
+        let sizes = source_sizes(db, keys)?;
         let result = compute(db, op, keys, &sizes, &limits);
         let n = result.len();
         if n == 0 {
-            db.remove(dst);
+            if db.remove(dst).is_some() {
+                db.changed(dst, Class::GENERIC, "del");
+            }
         } else {
             db.set(dst, Value::Set(Box::new(result)));
+            let event = match op {
+                Op::Inter => "sinterstore",
+                Op::Union => "sunionstore",
+                Op::Diff => "sdiffstore",
+            };
+            db.changed(dst, Class::SET, event);
         }
         Ok::<usize, CmdError>(n)
     })?;
@@ -687,7 +708,7 @@ fn sintercard(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
     }
     let n = ctx.with_keys(keys.iter().copied(), |db| -> Result<usize, CmdError> {
-        let sizes = source_sizes(db, keys, false)?;
+        let sizes = source_sizes(db, keys)?;
         if sizes.iter().any(|s| s.is_none()) {
             return Ok(0);
         }

@@ -26,6 +26,7 @@ use super::args::{eq_ic, int};
 use super::flags::*;
 use super::meta::{arg as a, ks, ksflags::*, BeginSearch, FindKeys, KeySpecDef};
 use super::{acl, CmdError, CmdResult, CommandSpec, Ctx};
+use crate::keyspace::events::Class;
 use crate::keyspace::{Db, Entry};
 use crate::types::list::{End, ListValue};
 use crate::types::{Limits, Value, ZSetValue};
@@ -462,8 +463,9 @@ fn run_sort(
             let n = list.len();
             if n > 0 {
                 db.set(dst, Value::List(list));
-            } else {
-                db.remove(dst);
+                db.changed(dst, Class::LIST, "sortstore");
+            } else if db.remove(dst).is_some() {
+                db.changed(dst, Class::GENERIC, "del");
             }
             Ok(Outcome::Stored(n))
         }

@@ -4,6 +4,7 @@ use super::args::{eq_ic, int};
 use super::flags::*;
 use super::meta::{arg as a, ks, ksflags::*};
 use super::{acl, CmdError, CmdResult, CommandSpec, Ctx, Handler};
+use crate::keyspace::events::Class;
 use crate::keyspace::{Db, Entry};
 use crate::types::{StrValue, Value};
 
@@ -365,7 +366,13 @@ fn set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     };
     let (ka, out) = ctx.split();
     ka.with_key(key, |db| {
-        let existing = db.get_write(key);
+        // With GET, Redis looks the key up as a read (a miss counts and
+        // notifies "keymiss").
+        let existing = if get_old {
+            db.get_read(key)
+        } else {
+            db.get_write(key)
+        };
         let found = existing.is_some();
         let mut old_ttl = 0;
         if get_old {
@@ -395,6 +402,10 @@ fn set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             _ => 0,
         };
         db.table(key).insert_expiring(key, entry, at);
+        db.changed(key, Class::STRING, "set");
+        if expire_at.is_some() {
+            db.notify(Class::GENERIC, "expire", key);
+        }
         if !get_old {
             out.ok();
         }
@@ -423,6 +434,7 @@ fn setnx(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             false
         } else {
             db.set(key, Value::Str(StrValue::from_bytes(val)));
+            db.changed(key, Class::STRING, "set");
             true
         }
     });
@@ -436,6 +448,8 @@ fn set_with_ttl(ctx: &mut Ctx, args: &[&[u8]], kind: ExpireArg, name: &str) -> C
     ctx.with_key(key, |db| {
         let e = db.new_entry(Value::Str(StrValue::from_bytes(val)));
         db.table(key).insert_expiring(key, e, at);
+        db.changed(key, Class::STRING, "set");
+        db.notify(Class::GENERIC, "expire", key);
     });
     ctx.out.ok();
     Ok(())
@@ -482,6 +496,7 @@ fn mset(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     ctx.with_keys(pairs.iter().step_by(2).copied(), |db| {
         for kv in pairs.chunks_exact(2) {
             db.set(kv[0], Value::Str(StrValue::from_bytes(kv[1])));
+            db.changed(kv[0], Class::STRING, "set");
         }
     });
     ctx.out.ok();
@@ -497,6 +512,7 @@ fn msetnx(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
         for kv in pairs.chunks_exact(2) {
             db.set(kv[0], Value::Str(StrValue::from_bytes(kv[1])));
+            db.changed(kv[0], Class::STRING, "set");
         }
         true
     });
@@ -508,7 +524,7 @@ fn getset(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (key, val) = (args[1], args[2]);
     let (ka, out) = ctx.split();
     ka.with_key(key, |db| {
-        match read_str(db.get_write(key))? {
+        match read_str(db.get_read(key))? {
             Some(s) => {
                 let mut b = itoa::Buffer::new();
                 out.bulk(s.as_bytes(&mut b));
@@ -516,6 +532,7 @@ fn getset(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             None => out.null(),
         }
         db.set(key, Value::Str(StrValue::from_bytes(val)));
+        db.changed(key, Class::STRING, "set");
         Ok(())
     })
 }
@@ -535,6 +552,7 @@ fn getdel(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             }
         }
         db.remove(key);
+        db.changed(key, Class::GENERIC, "del");
         Ok(())
     })
 }
@@ -576,12 +594,15 @@ fn getex(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 match (exp, at) {
                     (_, Some(at)) if at <= now => {
                         db.remove(key);
+                        db.changed(key, Class::GENERIC, "del");
                     }
                     (_, Some(at)) => {
                         db.table(key).set_expire(key, at);
+                        db.changed(key, Class::GENERIC, "expire");
                     }
-                    (ExpireArg::Persist, _) => {
+                    (ExpireArg::Persist, _) if db.table(key).expire_of(key) != 0 => {
                         db.table(key).set_expire(key, 0);
+                        db.changed(key, Class::GENERIC, "persist");
                     }
                     _ => {}
                 }
@@ -611,10 +632,13 @@ fn append(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 check_size(limit, (s.len() + val.len()) as u64)?;
                 let v = s.make_raw();
                 v.extend_from_slice(val);
-                Ok(v.len())
+                let n = v.len();
+                db.changed(key, Class::STRING, "append");
+                Ok(n)
             }
             None => {
                 db.set(key, Value::Str(StrValue::from_bytes(val)));
+                db.changed(key, Class::STRING, "append");
                 Ok(val.len())
             }
         }
@@ -640,10 +664,12 @@ fn incr_by(ctx: &mut Ctx, key: &[u8], delta: i64) -> CmdResult {
                 let cur = s.as_i64().ok_or(CmdError::NotInteger)?;
                 let n = cur.checked_add(delta).ok_or(CmdError::Overflow)?;
                 *s = StrValue::Int(n);
+                db.changed(key, Class::STRING, "incrby");
                 Ok(n)
             }
             None => {
                 db.set(key, Value::Str(StrValue::Int(delta)));
+                db.changed(key, Class::STRING, "incrby");
                 Ok(delta)
             }
         }
@@ -692,6 +718,7 @@ fn incrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let keep = db.table(key).expire_of(key);
         let e = db.new_entry(Value::Str(StrValue::from_bytes_no_int(&result)));
         db.table(key).insert_expiring(key, e, keep);
+        db.changed(key, Class::STRING, "incrbyfloat");
         Ok(())
     })
 }
@@ -753,7 +780,9 @@ fn setrange(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                     v.resize(end, 0);
                 }
                 v[offset as usize..end].copy_from_slice(val);
-                Ok(v.len())
+                let n = v.len();
+                db.changed(key, Class::STRING, "setrange");
+                Ok(n)
             }
             None => {
                 if val.is_empty() {
@@ -764,6 +793,7 @@ fn setrange(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 v[offset as usize..].copy_from_slice(val);
                 let n = v.len();
                 db.set(key, Value::Str(StrValue::raw(v)));
+                db.changed(key, Class::STRING, "setrange");
                 Ok(n)
             }
         }

@@ -15,6 +15,7 @@ use super::args::{block_timeout, eq_ic, int};
 use super::flags::*;
 use super::meta::{arg as a, ks, ksflags::*, BeginSearch, FindKeys};
 use super::{acl, CmdError, CmdResult, CommandSpec, Ctx, Handler, KeySpecDef};
+use crate::keyspace::events::Class;
 use crate::keyspace::{Db, Entry, Key};
 use crate::types::zset::{
     format_pack_score, AddFlags, AddOutcome, LexBound, LexRange, ScoreRange, ZSetValue,
@@ -657,6 +658,9 @@ fn zadd_generic(ctx: &mut Ctx, args: &[&[u8]], incr_cmd: bool) -> CmdResult {
                 }
             }
         }
+        if added + updated > 0 {
+            db.changed(key, Class::ZSET, if f.incr { "zincr" } else { "zadd" });
+        }
         Ok((added, updated, processed, last))
     })?;
     if f.incr {
@@ -980,7 +984,7 @@ fn zrange_generic(
                 (!items.is_empty()).then(|| ZSetValue::from_adds(&items, known_len, &limits))
             }
         };
-        Ok(store_result(db, dst, value))
+        Ok(store_result(db, dst, value, "zrangestore"))
     })?;
     ctx.out.int(n as i64);
     if n > 0 {
@@ -991,15 +995,19 @@ fn zrange_generic(
 
 /// Stores a command's result in `dst` (replacing whatever was there, TTL
 /// included), or deletes `dst` when there is none. Returns its size.
-fn store_result(db: &mut Db, dst: &[u8], value: Option<ZSetValue>) -> usize {
+/// Announces the store as `event`, or a deleted destination as "del".
+fn store_result(db: &mut Db, dst: &[u8], value: Option<ZSetValue>, event: &'static str) -> usize {
     match value {
         Some(v) if !v.is_empty() => {
             let n = v.len();
             db.set(dst, Value::ZSet(Box::new(v)));
+            db.changed(dst, Class::ZSET, event);
             n
         }
         _ => {
-            db.remove(dst);
+            if db.remove(dst).is_some() {
+                db.changed(dst, Class::GENERIC, "del");
+            }
             0
         }
     }
@@ -1022,8 +1030,12 @@ fn zrem(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 break;
             }
         }
+        if n > 0 {
+            db.changed(key, Class::ZSET, "zrem");
+        }
         if empty {
             db.remove(key);
+            db.notify(Class::GENERIC, "del", key);
         }
         Ok(n)
     })?;
@@ -1060,8 +1072,18 @@ fn zremrange(ctx: &mut Ctx, key: &[u8], range: Range) -> CmdResult {
             Range::Lex(r) => z.lex_span(r),
         };
         let n = z.remove_ranks(lo, hi);
-        if z.is_empty() {
+        let emptied = z.is_empty();
+        if n > 0 {
+            let event = match &range {
+                Range::Rank(..) => "zremrangebyrank",
+                Range::Score(_) => "zremrangebyscore",
+                Range::Lex(_) => "zremrangebylex",
+            };
+            db.changed(key, Class::ZSET, event);
+        }
+        if emptied {
             db.remove(key);
+            db.notify(Class::GENERIC, "del", key);
         }
         Ok(n)
     })?;
@@ -1095,6 +1117,15 @@ fn pop_elements(z: &mut ZSetValue, max: bool, n: usize, nested: bool, out: &mut 
         z.remove_ranks(len - n, len);
     } else {
         z.remove_ranks(0, n);
+    }
+}
+
+/// The event a pop from the low (or high) end reports.
+fn pop_event(max: bool) -> &'static str {
+    if max {
+        "zpopmax"
+    } else {
+        "zpopmin"
     }
 }
 
@@ -1133,8 +1164,13 @@ fn zpop(ctx: &mut Ctx, args: &[&[u8]], max: bool) -> CmdResult {
         };
         out.array(if nested { n } else { n * 2 });
         pop_elements(z, max, n, nested, out);
-        if z.is_empty() {
+        let emptied = z.is_empty();
+        if n > 0 {
+            db.changed(key, Class::ZSET, pop_event(max));
+        }
+        if emptied {
             db.remove(key);
+            db.notify(Class::GENERIC, "del", key);
         }
         Ok(())
     })
@@ -1178,8 +1214,11 @@ fn pop_first(
                 out.bulk(k);
             }
             pop_elements(z, max, n, nested, out);
-            if z.is_empty() {
+            let emptied = z.is_empty();
+            db.changed(k, Class::ZSET, pop_event(max));
+            if emptied {
                 db.remove(k);
+                db.notify(Class::GENERIC, "del", k);
             }
             return Ok(true);
         }
@@ -1741,7 +1780,12 @@ fn zsetop(
         match dst {
             Some(dst) => {
                 let value = (!items.is_empty()).then(|| ZSetValue::from_sorted(&items, &limits));
-                let n = store_result(db, dst, value);
+                let event = match op {
+                    SetOp::Union => "zunionstore",
+                    SetOp::Inter => "zinterstore",
+                    SetOp::Diff => "zdiffstore",
+                };
+                let n = store_result(db, dst, value, event);
                 out.int(n as i64);
                 Ok(n)
             }

@@ -44,6 +44,27 @@ pub struct Event {
 thread_local! {
     static EVENTS: RefCell<Vec<Event>> = const { RefCell::new(Vec::new()) };
     static INVALIDATED: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+    static READY: RefCell<Vec<(usize, Vec<u8>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Records that clients blocked on `key` may be served (signalled by
+/// dispatch once the command is over).
+#[inline]
+pub fn ready(db: usize, key: &[u8]) {
+    READY.with(|q| q.borrow_mut().push((db, key.to_vec())));
+}
+
+/// Takes the keys made ready on this thread.
+#[inline]
+pub fn take_ready() -> Vec<(usize, Vec<u8>)> {
+    READY.with(|q| {
+        let mut q = q.borrow_mut();
+        if q.is_empty() {
+            Vec::new()
+        } else {
+            std::mem::take(&mut *q)
+        }
+    })
 }
 
 /// Records a notification of `class` (one of [`Class`]'s type bits) if the

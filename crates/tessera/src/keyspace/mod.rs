@@ -460,6 +460,7 @@ impl Db<'_, '_> {
             }
             None => {
                 stats.keyspace_misses += 1;
+                events::notify(events::Class::KEY_MISS, "keymiss", db, key);
                 None
             }
         }

@@ -19,6 +19,7 @@
 //! the script's result is converted back to RESP.
 
 pub mod convert;
+pub mod functions;
 pub mod libs;
 
 use std::cell::RefCell;
@@ -109,6 +110,10 @@ pub struct Scripts {
     /// Whether a script or function is running, and which (for BUSY texts).
     pub running: AtomicBool,
     pub running_function: AtomicBool,
+    /// FUNCTION libraries.
+    pub libraries: Mutex<functions::Libraries>,
+    /// What runs now, for FUNCTION STATS: name, command line, start.
+    pub running_info: Mutex<Option<(String, Vec<Vec<u8>>, Instant)>>,
     /// The worker running a busy script (usize::MAX: none): the acceptor
     /// sends new connections elsewhere so SCRIPT KILL can get through.
     pub busy_worker: Arc<AtomicUsize>,
@@ -226,6 +231,8 @@ pub struct Vm {
     /// The read-only proxy used as every script's environment.
     pub env: Table,
     pub redis: Table,
+    /// Libraries loaded into this state: library → function → callback.
+    pub loaded_libraries: HashMap<String, HashMap<String, RegistryKey>>,
 }
 
 /// The Lua side of the environment: the error handler, read-only proxies
@@ -280,6 +287,10 @@ local function handler(err)
     err.line = info.currentline
   end
   return err
+end
+
+__tessera_bind = function(f, keys, args)
+  return function() return f(keys, args) end
 end
 
 __tessera_run = function(f)
@@ -369,6 +380,7 @@ impl Vm {
             globals,
             env,
             redis,
+            loaded_libraries: HashMap::new(),
         })
     }
 

@@ -72,6 +72,7 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
         if !fits && cmd.has(flags::DENYOOM) {
             stats.rejected.add(1);
             flag_transaction(client);
+            deliver_events(srv, client, out, mark);
             reply_error(srv, client, out, &CmdError::Oom);
             finish_reply_mode(client, out, mark);
             return;
@@ -108,7 +109,15 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
 
     call(srv, client, out, id, cmd, args, now_ms);
     deliver_events(srv, client, out, mark);
+    signal_ready_keys(srv);
     finish_reply_mode(client, out, mark);
+}
+
+/// Wakes clients blocked on keys the command (or EXEC, or script) filled.
+fn signal_ready_keys(srv: &ServerState) {
+    for (db, key) in crate::keyspace::events::take_ready() {
+        srv.blocking.signal(db, &key);
+    }
 }
 
 fn is_shutdown_nosave(cmd: &CommandSpec, args: &[&[u8]]) -> bool {

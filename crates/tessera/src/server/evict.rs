@@ -77,11 +77,21 @@ fn evict_one(srv: &ServerState, policy: P) -> Option<usize> {
     let mut best: Option<Candidate> = None;
     let mut found = 0;
     let ndbs = srv.keyspace.num_dbs();
-    for _ in 0..samples * 64 {
-        if found >= samples {
+    // Random shards first; a keyspace too sparse for those to find keys
+    // (a few keys over 1024 shards) is then swept in order from a random
+    // start, so eviction gives up only when no key is eligible at all, as
+    // in Redis.
+    let tries = samples * 64;
+    let sweep_from = rng.gen_range(0..NUM_SHARDS);
+    for attempt in 0..tries + NUM_SHARDS {
+        if found >= samples || (attempt == tries && best.is_some()) {
             break;
         }
-        let shard_idx = rng.gen_range(0..NUM_SHARDS);
+        let shard_idx = if attempt < tries {
+            rng.gen_range(0..NUM_SHARDS)
+        } else {
+            (sweep_from + attempt - tries) % NUM_SHARDS
+        };
         let shard = srv.keyspace.lock_shard(shard_idx);
         for db in 0..ndbs {
             let t = &shard.dbs[db];
@@ -109,6 +119,9 @@ fn evict_one(srv: &ServerState, policy: P) -> Option<usize> {
     }
     let c = best?;
     let mut shard = srv.keyspace.lock_shard(c.shard);
-    let e = shard.dbs[c.db].remove(&c.key)?;
+    let table = &mut shard.dbs[c.db];
+    let e = table.remove(&c.key)?;
+    // "evicted" event, WATCHers and client caches.
+    table.evicted(&c.key);
     Some(e.value.heap_size() + c.key.len() + 96)
 }

@@ -1,0 +1,515 @@
+//! Redis 7.0 functions: libraries loaded with FUNCTION LOAD, whose code
+//! registers named functions with `redis.register_function`.
+//!
+//! The library registry is process-wide ([`Libraries`], in
+//! [`super::Scripts`]); each thread's Lua state loads a library's code the
+//! first time one of its functions is called there. Any change to the
+//! registry bumps the script generation, so every thread starts over from a
+//! fresh state that matches it.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use mlua::{Function, Lua, MultiValue, Table, Value};
+
+use super::{ScriptFlags, Vm};
+
+/// A registered function's public description.
+#[derive(Clone, Debug)]
+pub struct FunctionMeta {
+    pub name: String,
+    pub description: Option<String>,
+    pub flags: ScriptFlags,
+}
+
+#[derive(Debug)]
+pub struct Library {
+    pub name: String,
+    pub code: Arc<[u8]>,
+    pub functions: Vec<FunctionMeta>,
+}
+
+/// Every loaded library, and which library each function belongs to.
+#[derive(Default)]
+pub struct Libraries {
+    pub libs: BTreeMap<String, Arc<Library>>,
+    pub functions: HashMap<String, String>,
+}
+
+impl Libraries {
+    pub fn function(&self, name: &str) -> Option<(Arc<Library>, FunctionMeta)> {
+        let lib = self.libs.get(self.functions.get(name)?)?;
+        let meta = lib.functions.iter().find(|f| f.name == name)?.clone();
+        Some((lib.clone(), meta))
+    }
+
+    /// Adds a library (replacing one of the same name when `replace`).
+    /// Fails, leaving everything as it was, on a name collision.
+    pub fn add(&mut self, lib: Library, replace: bool) -> Result<(), String> {
+        if self.libs.contains_key(&lib.name) && !replace {
+            return Err(format!("ERR Library '{}' already exists", lib.name));
+        }
+        for f in &lib.functions {
+            if let Some(owner) = self.functions.get(&f.name) {
+                if *owner != lib.name {
+                    return Err(format!("ERR Function {} already exists", f.name));
+                }
+            }
+        }
+        self.remove(&lib.name.clone());
+        for f in &lib.functions {
+            self.functions.insert(f.name.clone(), lib.name.clone());
+        }
+        self.libs.insert(lib.name.clone(), Arc::new(lib));
+        Ok(())
+    }
+
+    pub fn remove(&mut self, name: &str) -> Option<Arc<Library>> {
+        let lib = self.libs.remove(name)?;
+        for f in &lib.functions {
+            self.functions.remove(&f.name);
+        }
+        Some(lib)
+    }
+
+    pub fn function_count(&self) -> usize {
+        self.functions.len()
+    }
+}
+
+/// Reads the `#!lua name=<lib>` first line: the library name and where the
+/// code's second line starts.
+pub fn parse_metadata(code: &[u8]) -> Result<String, String> {
+    if !code.starts_with(b"#!") {
+        return Err("ERR Missing library metadata".into());
+    }
+    let end = memchr::memchr(b'\n', code).unwrap_or(code.len());
+    let line = String::from_utf8_lossy(&code[2..end]).into_owned();
+    let mut parts = line.split(' ').filter(|s| !s.is_empty());
+    let engine = parts.next().unwrap_or("");
+    let mut name = None;
+    for p in parts {
+        match p.strip_prefix("name=") {
+            Some(n) => name = Some(n.to_string()),
+            None => return Err(format!("ERR Invalid metadata value given: {p}")),
+        }
+    }
+    if !engine.eq_ignore_ascii_case("lua") {
+        return Err(format!("ERR Engine '{engine}' not found"));
+    }
+    let Some(name) = name else {
+        return Err("ERR Library name was not given".into());
+    };
+    if !valid_name(&name) {
+        return Err(NAME_RULES.into());
+    }
+    Ok(name)
+}
+
+const NAME_RULES: &str = "ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long";
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+}
+
+/// The library code with its shebang line blanked (line numbers kept).
+fn body(code: &[u8]) -> &[u8] {
+    let end = memchr::memchr(b'\n', code).unwrap_or(code.len());
+    &code[end..]
+}
+
+type Registered = Rc<RefCell<Vec<(FunctionMeta, Function)>>>;
+
+/// A Redis-style error raised from Rust (see the prelude's error handler).
+fn lua_err(msg: &str) -> mlua::Error {
+    mlua::Error::runtime(format!("\u{1}tessera:{msg}"))
+}
+
+/// Runs a library's code in `vm`, collecting its functions. Errors carry
+/// Redis's texts.
+pub fn load(vm: &mut Vm, name: &str, code: &[u8]) -> Result<(Library, Vec<Function>), String> {
+    let lua = vm.lua.clone();
+    let registered: Registered = Rc::default();
+    let (env, inner) = load_env(vm, &registered).map_err(|e| format!("ERR {e}"))?;
+    let chunk = lua
+        .load(body(code))
+        .set_name("@user_function")
+        .set_mode(mlua::ChunkMode::Text)
+        .into_function()
+        .map_err(|e| {
+            let msg = match &e {
+                mlua::Error::SyntaxError { message, .. } => message.clone(),
+                other => other.to_string(),
+            };
+            format!("ERR Error compiling function: {msg}")
+        })?;
+    chunk.set_environment(env).map_err(|e| format!("ERR {e}"))?;
+    match vm.run(chunk).map_err(|e| format!("ERR {e}"))? {
+        Ok(_) => {}
+        Err(t) => {
+            let msg: String = match t.raw_get::<Value>("err") {
+                Ok(Value::String(s)) => s.to_string_lossy(),
+                _ => "ERR unknown error".into(),
+            };
+            return Err(format!("ERR Error registering functions: {msg}"));
+        }
+    }
+    // Once loaded, the library's functions see the whole redis API.
+    inner
+        .raw_set("redis", vm.redis.clone())
+        .map_err(|e| format!("ERR {e}"))?;
+    let regs = std::mem::take(&mut *registered.borrow_mut());
+    if regs.is_empty() {
+        return Err("ERR No functions registered".into());
+    }
+    let (metas, funcs): (Vec<_>, Vec<_>) = regs.into_iter().unzip();
+    Ok((
+        Library {
+            name: name.to_string(),
+            code: code.into(),
+            functions: metas,
+        },
+        funcs,
+    ))
+}
+
+/// The environment library code runs in: the usual read-only globals, but
+/// a `redis` table offering only what is allowed while loading.
+fn load_env(vm: &Vm, registered: &Registered) -> mlua::Result<(Table, Table)> {
+    let lua = &vm.lua;
+    let redis = lua.create_table()?;
+    let regs = registered.clone();
+    redis.raw_set(
+        "register_function",
+        lua.create_function(move |_, args: MultiValue| {
+            let (meta, f) = register_args(args)?;
+            let mut r = regs.borrow_mut();
+            if r.iter().any(|(m, _)| m.name == meta.name) {
+                return Err(lua_err("ERR Function already exists in the library"));
+            }
+            r.push((meta, f));
+            Ok(())
+        })?,
+    )?;
+    for key in [
+        "log",
+        "LOG_DEBUG",
+        "LOG_VERBOSE",
+        "LOG_NOTICE",
+        "LOG_WARNING",
+        "REDIS_VERSION",
+        "REDIS_VERSION_NUM",
+        "setresp",
+    ] {
+        redis.raw_set(key, vm.redis.raw_get::<Value>(key)?)?;
+    }
+    let readonly: Function = vm.globals.get("__tessera_readonly")?;
+    let redis_ro: Table = readonly.call((redis, true))?;
+    let inner = lua.create_table()?;
+    inner.raw_set("redis", redis_ro)?;
+    let mt = lua.create_table()?;
+    mt.raw_set("__index", vm.globals.clone())?;
+    inner.set_metatable(Some(mt));
+    let env: Table = readonly.call((inner.clone(), true))?;
+    Ok((env, inner))
+}
+
+/// Parses `redis.register_function(name, fn)` or the named-arguments
+/// table form.
+fn register_args(args: MultiValue) -> mlua::Result<(FunctionMeta, Function)> {
+    let args: Vec<Value> = args.into_iter().collect();
+    match args.as_slice() {
+        [Value::Table(t)] => {
+            let mut name = None;
+            let mut callback = None;
+            let mut description = None;
+            let mut flags = ScriptFlags {
+                shebang: true,
+                ..ScriptFlags::default()
+            };
+            for pair in t.pairs::<Value, Value>() {
+                let (k, v) = pair?;
+                let key = match &k {
+                    Value::String(s) => s.to_string_lossy(),
+                    _ => return Err(lua_err("ERR named argument key given to redis.register_function is not a string")),
+                };
+                match key.as_str() {
+                    "function_name" => match v {
+                        Value::String(s) => name = Some(s.to_string_lossy()),
+                        _ => return Err(lua_err("ERR function_name argument given to redis.register_function must be a string")),
+                    },
+                    "callback" => match v {
+                        Value::Function(f) => callback = Some(f),
+                        _ => return Err(lua_err("ERR callback argument given to redis.register_function must be a function")),
+                    },
+                    "description" => match v {
+                        Value::String(s) => description = Some(s.to_string_lossy()),
+                        _ => return Err(lua_err("ERR description argument given to redis.register_function must be a string")),
+                    },
+                    "flags" => match v {
+                        Value::Table(ft) => {
+                            for f in ft.sequence_values::<Value>() {
+                                match f? {
+                                    Value::String(s) => flags
+                                        .set(&s.to_string_lossy())
+                                        .map_err(|_| lua_err("ERR unknown flag given"))?,
+                                    _ => return Err(lua_err("ERR unknown flag given")),
+                                }
+                            }
+                        }
+                        _ => return Err(lua_err("ERR flags argument to redis.register_function must be a table representing function flags")),
+                    },
+                    _ => return Err(lua_err("ERR unknown argument given to redis.register_function")),
+                }
+            }
+            let Some(name) = name else {
+                return Err(lua_err("ERR redis.register_function must get a function name argument"));
+            };
+            let Some(callback) = callback else {
+                return Err(lua_err("ERR redis.register_function must get a callback argument"));
+            };
+            check_function_name(&name)?;
+            Ok((
+                FunctionMeta {
+                    name,
+                    description,
+                    flags,
+                },
+                callback,
+            ))
+        }
+        [_] => Err(lua_err("ERR calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).")),
+        [n, f] => {
+            let Value::String(n) = n else {
+                return Err(lua_err("ERR first argument to redis.register_function must be a string"));
+            };
+            let Value::Function(f) = f else {
+                return Err(lua_err("ERR second argument to redis.register_function must be a function"));
+            };
+            let name = n.to_string_lossy();
+            check_function_name(&name)?;
+            Ok((
+                FunctionMeta {
+                    name,
+                    description: None,
+                    flags: ScriptFlags {
+                        shebang: true,
+                        ..ScriptFlags::default()
+                    },
+                },
+                f.clone(),
+            ))
+        }
+        _ => Err(lua_err("ERR wrong number of arguments to redis.register_function")),
+    }
+}
+
+fn check_function_name(name: &str) -> mlua::Result<()> {
+    if valid_name(name) {
+        Ok(())
+    } else {
+        Err(lua_err(NAME_RULES))
+    }
+}
+
+/// The callback of `function` in this thread's state, loading its library
+/// here first if needed.
+pub fn callback(vm: &mut Vm, lib: &Library, function: &str) -> Result<Function, String> {
+    if !vm.loaded_libraries.contains_key(&lib.name) {
+        let (loaded, funcs) = load(vm, &lib.name, &lib.code)?;
+        let mut map = HashMap::new();
+        for (meta, f) in loaded.functions.iter().zip(funcs) {
+            if let Ok(k) = vm.lua.create_registry_value(f) {
+                map.insert(meta.name.clone(), k);
+            }
+        }
+        vm.loaded_libraries.insert(lib.name.clone(), map);
+    }
+    let key = vm
+        .loaded_libraries
+        .get(&lib.name)
+        .and_then(|m| m.get(function))
+        .ok_or_else(|| "ERR Function not found".to_string())?;
+    vm.lua
+        .registry_value::<Function>(key)
+        .map_err(|e| format!("ERR {e}"))
+}
+
+/// Binds a function to its (keys, args) so it runs without arguments.
+pub fn bind(lua: &Lua, f: Function, keys: Table, args: Table) -> mlua::Result<Function> {
+    let binder: Function = lua.globals().get("__tessera_bind")?;
+    binder.call((f, keys, args))
+}
+
+// FUNCTION DUMP / RESTORE payloads: RDB "function2" records (opcode 245 and
+// the library code as an RDB string), then the RDB version (2 bytes, little
+// endian) and a CRC64 (Jones, as Redis's) of everything before it.
+
+const OPCODE_FUNCTION2: u8 = 245;
+const RDB_VERSION: u16 = 10;
+const CRC64: crc::Crc<u64> = crc::Crc::<u64>::new(&crc::CRC_64_REDIS);
+
+pub fn dump(libs: &Libraries) -> Vec<u8> {
+    let mut out = Vec::new();
+    for lib in libs.libs.values() {
+        out.push(OPCODE_FUNCTION2);
+        write_rdb_len(&mut out, lib.code.len() as u64);
+        out.extend_from_slice(&lib.code);
+    }
+    out.extend_from_slice(&RDB_VERSION.to_le_bytes());
+    let crc = CRC64.checksum(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+fn write_rdb_len(out: &mut Vec<u8>, len: u64) {
+    if len < 64 {
+        out.push(len as u8);
+    } else if len < 16384 {
+        out.push(0x40 | (len >> 8) as u8);
+        out.push(len as u8);
+    } else if len <= u32::MAX as u64 {
+        out.push(0x80);
+        out.extend_from_slice(&(len as u32).to_be_bytes());
+    } else {
+        out.push(0x81);
+        out.extend_from_slice(&len.to_be_bytes());
+    }
+}
+
+/// The library codes in a FUNCTION DUMP payload.
+pub fn parse_dump(payload: &[u8]) -> Result<Vec<Vec<u8>>, String> {
+    const BAD: &str = "ERR DUMP payload version or checksum are wrong";
+    if payload.len() < 10 {
+        return Err(BAD.into());
+    }
+    let (body, footer) = payload.split_at(payload.len() - 10);
+    let version = u16::from_le_bytes([footer[0], footer[1]]);
+    let mut crc_bytes = [0u8; 8];
+    crc_bytes.copy_from_slice(&footer[2..]);
+    let crc = u64::from_le_bytes(crc_bytes);
+    if version > RDB_VERSION || CRC64.checksum(&payload[..payload.len() - 8]) != crc {
+        return Err(BAD.into());
+    }
+    let mut pos = 0;
+    let mut codes = Vec::new();
+    while pos < body.len() {
+        if body[pos] != OPCODE_FUNCTION2 {
+            return Err("ERR given type is not a function".into());
+        }
+        pos += 1;
+        let code =
+            read_rdb_string(body, &mut pos).ok_or("ERR payload is not a valid function dump")?;
+        codes.push(code);
+    }
+    Ok(codes)
+}
+
+fn read_rdb_len(b: &[u8], pos: &mut usize) -> Option<(u64, bool)> {
+    let first = *b.get(*pos)?;
+    *pos += 1;
+    match first >> 6 {
+        0 => Some(((first & 0x3f) as u64, false)),
+        1 => {
+            let second = *b.get(*pos)?;
+            *pos += 1;
+            Some(((((first & 0x3f) as u64) << 8) | second as u64, false))
+        }
+        2 => match first {
+            0x80 => {
+                let s = b.get(*pos..*pos + 4)?;
+                *pos += 4;
+                Some((u32::from_be_bytes([s[0], s[1], s[2], s[3]]) as u64, false))
+            }
+            0x81 => {
+                let s = b.get(*pos..*pos + 8)?;
+                *pos += 8;
+                let mut a = [0u8; 8];
+                a.copy_from_slice(s);
+                Some((u64::from_be_bytes(a), false))
+            }
+            _ => None,
+        },
+        _ => Some(((first & 0x3f) as u64, true)),
+    }
+}
+
+fn read_rdb_string(b: &[u8], pos: &mut usize) -> Option<Vec<u8>> {
+    let (len, encoded) = read_rdb_len(b, pos)?;
+    if !encoded {
+        let len = usize::try_from(len).ok()?;
+        let s = b.get(*pos..pos.checked_add(len)?)?.to_vec();
+        *pos += len;
+        return Some(s);
+    }
+    match len {
+        // Integer encodings.
+        0 => {
+            let v = *b.get(*pos)? as i8;
+            *pos += 1;
+            Some(v.to_string().into_bytes())
+        }
+        1 => {
+            let s = b.get(*pos..*pos + 2)?;
+            *pos += 2;
+            Some(i16::from_le_bytes([s[0], s[1]]).to_string().into_bytes())
+        }
+        2 => {
+            let s = b.get(*pos..*pos + 4)?;
+            *pos += 4;
+            Some(
+                i32::from_le_bytes([s[0], s[1], s[2], s[3]])
+                    .to_string()
+                    .into_bytes(),
+            )
+        }
+        // LZF.
+        3 => {
+            let (clen, _) = read_rdb_len(b, pos)?;
+            let (ulen, _) = read_rdb_len(b, pos)?;
+            let clen = usize::try_from(clen).ok()?;
+            let ulen = usize::try_from(ulen).ok()?;
+            if ulen > 512 * 1024 * 1024 {
+                return None;
+            }
+            let src = b.get(*pos..pos.checked_add(clen)?)?;
+            *pos += clen;
+            lzf_decompress(src, ulen)
+        }
+        _ => None,
+    }
+}
+
+/// LZF decompression (the format Redis compresses RDB strings with).
+pub fn lzf_decompress(src: &[u8], out_len: usize) -> Option<Vec<u8>> {
+    let mut out: Vec<u8> = Vec::with_capacity(out_len);
+    let mut i = 0;
+    while i < src.len() {
+        let ctrl = src[i] as usize;
+        i += 1;
+        if ctrl < 32 {
+            let n = ctrl + 1;
+            out.extend_from_slice(src.get(i..i + n)?);
+            i += n;
+        } else {
+            let mut len = ctrl >> 5;
+            if len == 7 {
+                len += *src.get(i)? as usize;
+                i += 1;
+            }
+            let back = ((ctrl & 0x1f) << 8) + *src.get(i)? as usize + 1;
+            i += 1;
+            let start = out.len().checked_sub(back)?;
+            for k in 0..len + 2 {
+                let c = out[start + k];
+                out.push(c);
+            }
+        }
+        if out.len() > out_len {
+            return None;
+        }
+    }
+    (out.len() == out_len).then_some(out)
+}

@@ -1,0 +1,221 @@
+//! Functions: FUNCTION LOAD/DELETE/FLUSH/LIST/DUMP/RESTORE/STATS/KILL/HELP, FCALL, FCALL_RO and
+//! `redis.register_function`. Expected values are what redis-server 7.0 replies.
+
+mod common;
+
+use common::{bulk, error, simple, Frame, TestServer};
+
+const LIB1: &str = "#!lua name=lib1\nredis.register_function('f1', function(keys, args) return redis.call('set', keys[1], args[1]) end)\nredis.register_function{function_name='f2', callback=function(keys, args) return #keys end, flags={'no-writes'}, description='desc2'}";
+
+fn int(n: i64) -> Frame {
+    Frame::Integer(n)
+}
+
+#[test]
+fn load_call_and_list() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    assert_eq!(c.call(&["FUNCTION", "LOAD", LIB1]), bulk("lib1"));
+    assert_eq!(c.call(&["FCALL", "f1", "1", "k", "v"]), simple("OK"));
+    assert_eq!(c.call(&["GET", "k"]), bulk("v"));
+    assert_eq!(c.call(&["FCALL", "f2", "2", "a", "b"]), int(2));
+    assert_eq!(c.call(&["FCALL_RO", "f2", "0"]), int(0));
+    assert_eq!(
+        c.call(&["FCALL_RO", "f1", "1", "k", "v"]),
+        error("ERR Can not execute a script with write flag using *_ro command.")
+    );
+    assert_eq!(
+        c.call(&["FCALL", "nof", "0"]),
+        error("ERR Function not found")
+    );
+    assert_eq!(
+        c.call(&["FCALL", "f1", "1"]),
+        error("ERR Number of keys can't be greater than number of args")
+    );
+    let mut list = c.call(&["FUNCTION", "LIST"]);
+    // Functions come in Redis's hash order: compare them sorted.
+    if let Frame::Array(libs) = &mut list {
+        for l in libs.iter_mut() {
+            if let Frame::Array(fields) = l {
+                if let Some(Frame::Array(fs)) = fields.get_mut(5) {
+                    fs.sort_by_key(|f| format!("{f:?}"));
+                }
+            }
+        }
+    }
+    let expected = Frame::Array(vec![Frame::Array(vec![
+        bulk("library_name"),
+        bulk("lib1"),
+        bulk("engine"),
+        bulk("LUA"),
+        bulk("functions"),
+        Frame::Array(vec![
+            Frame::Array(vec![
+                bulk("name"),
+                bulk("f1"),
+                bulk("description"),
+                Frame::NullBulk,
+                bulk("flags"),
+                Frame::Array(vec![]),
+            ]),
+            Frame::Array(vec![
+                bulk("name"),
+                bulk("f2"),
+                bulk("description"),
+                bulk("desc2"),
+                bulk("flags"),
+                Frame::Array(vec![simple("no-writes")]),
+            ]),
+        ]),
+    ])]);
+    assert_eq!(list, expected);
+    assert_eq!(
+        c.call(&["FUNCTION", "LIST", "LIBRARYNAME"]),
+        error("ERR library name argument was not given")
+    );
+    assert_eq!(
+        c.call(&["FUNCTION", "LIST", "foo"]),
+        error("ERR Unknown argument foo")
+    );
+    assert_eq!(
+        c.call(&["FUNCTION", "LIST", "LIBRARYNAME", "zz*"]),
+        Frame::Array(vec![])
+    );
+}
+
+#[test]
+fn load_errors() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    c.call(&["FUNCTION", "LOAD", LIB1]);
+    let cases: &[(&str, &str)] = &[
+        ("return 1", "ERR Missing library metadata"),
+        ("#!lua name=lib1\nreturn 1", "ERR Library 'lib1' already exists"),
+        ("#!lua name=lib2\nredis.register_function('f1', function() return 1 end)", "ERR Function f1 already exists"),
+        ("#!lua name=lib3\nreturn 1", "ERR No functions registered"),
+        ("#!lua name=lib4\nredis.register_function('bad-name', function() return 1 end)", "ERR Error registering functions: ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long"),
+        ("#!lua name=lib5\nredis.call('ping')", "ERR Error registering functions: ERR user_function:2: Script attempted to access nonexistent global variable 'call'"),
+        ("#!lua name=lib6 foo=bar\n", "ERR Invalid metadata value given: foo=bar"),
+        ("#!lua\n", "ERR Library name was not given"),
+        ("#!js name=x\n", "ERR Engine 'js' not found"),
+        ("#!lua name=lib8\nlocal x = 1 +", "ERR Error compiling function: user_function:2: unexpected symbol near '<eof>'"),
+        ("#!lua name=lib9\nredis.register_function{function_name='f9', callback=function() end, flags={'bad'}}", "ERR Error registering functions: ERR unknown flag given"),
+        ("#!lua name=lib10\nredis.register_function('f10')", "ERR Error registering functions: ERR calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments)."),
+    ];
+    for (code, err) in cases {
+        assert_eq!(c.call(&["FUNCTION", "LOAD", code]), error(err), "{code}");
+    }
+}
+
+#[test]
+fn runtime_errors_name_the_function() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    c.call(&[
+        "FUNCTION",
+        "LOAD",
+        "#!lua name=lib7\nredis.register_function('f7', function(keys, args) error('oops') end)",
+    ]);
+    assert_eq!(
+        c.call(&["FCALL", "f7", "0"]),
+        error("ERR user_function:2: oops script: f7, on @user_function:2.")
+    );
+}
+
+#[test]
+fn replace_delete_flush() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    c.call(&["FUNCTION", "LOAD", LIB1]);
+    assert_eq!(
+        c.call(&[
+            "FUNCTION",
+            "LOAD",
+            "REPLACE",
+            "#!lua name=lib1\nredis.register_function('g1', function() return 'new' end)"
+        ]),
+        bulk("lib1")
+    );
+    assert_eq!(c.call(&["FCALL", "g1", "0"]), bulk("new"));
+    assert_eq!(
+        c.call(&["FCALL", "f1", "1", "k", "v"]),
+        error("ERR Function not found")
+    );
+    assert_eq!(
+        c.call(&["FUNCTION", "DELETE", "nolib"]),
+        error("ERR Library not found")
+    );
+    assert_eq!(c.call(&["FUNCTION", "DELETE", "lib1"]), simple("OK"));
+    assert_eq!(
+        c.call(&["FCALL", "g1", "0"]),
+        error("ERR Function not found")
+    );
+    c.call(&["FUNCTION", "LOAD", LIB1]);
+    assert_eq!(
+        c.call(&["FUNCTION", "FLUSH", "bad"]),
+        error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
+    );
+    assert_eq!(c.call(&["FUNCTION", "FLUSH", "SYNC"]), simple("OK"));
+    assert_eq!(c.call(&["FUNCTION", "LIST"]), Frame::Array(vec![]));
+}
+
+#[test]
+fn dump_and_restore() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    c.call(&["FUNCTION", "LOAD", LIB1]);
+    let Frame::Bulk(payload) = c.call(&["FUNCTION", "DUMP"]) else {
+        panic!("FUNCTION DUMP did not return a bulk string")
+    };
+    assert_eq!(
+        c.call(&[b"FUNCTION".as_slice(), b"RESTORE", &payload]),
+        error("ERR Library lib1 already exists")
+    );
+    c.call(&["FUNCTION", "FLUSH"]);
+    assert_eq!(
+        c.call(&[b"FUNCTION".as_slice(), b"RESTORE", &payload]),
+        simple("OK")
+    );
+    assert_eq!(c.call(&["FCALL", "f2", "1", "x"]), int(1));
+    assert_eq!(
+        c.call(&[b"FUNCTION".as_slice(), b"RESTORE", &payload, b"REPLACE"]),
+        simple("OK")
+    );
+    assert_eq!(
+        c.call(&["FUNCTION", "RESTORE", "garbage"]),
+        error("ERR DUMP payload version or checksum are wrong")
+    );
+    assert_eq!(
+        c.call(&[b"FUNCTION".as_slice(), b"RESTORE", &payload, b"BAD"]),
+        error("ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.")
+    );
+}
+
+#[test]
+fn stats_kill_and_help() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    c.call(&["FUNCTION", "LOAD", LIB1]);
+    assert_eq!(
+        c.call(&["FUNCTION", "STATS"]),
+        Frame::Array(vec![
+            bulk("running_script"),
+            Frame::NullBulk,
+            bulk("engines"),
+            Frame::Array(vec![
+                bulk("LUA"),
+                Frame::Array(vec![
+                    bulk("libraries_count"),
+                    int(1),
+                    bulk("functions_count"),
+                    int(2)
+                ]),
+            ]),
+        ])
+    );
+    assert_eq!(
+        c.call(&["FUNCTION", "KILL"]),
+        error("NOTBUSY No scripts in execution right now.")
+    );
+    assert!(matches!(c.call(&["FUNCTION", "HELP"]), Frame::Array(v) if v.len() == 40));
+}
