@@ -1,6 +1,8 @@
 //! Small exact re-implementations of Redis's behaviour that many families
 //! share: glob matching, number parsing and formatting, LCS.
 
+pub mod bits;
+pub mod geohash;
 pub mod glob;
 pub mod lcs;
 pub mod numbers;
