@@ -384,3 +384,24 @@ fn eval_inside_multi() {
     c.call(&["INCR", "m"]);
     assert_eq!(c.call(&["EXEC"]), Frame::Array(vec![int(1), int(2)]));
 }
+
+#[test]
+fn evalsha_ro_and_script_debug() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    let Frame::Bulk(sha) = c.call(&["SCRIPT", "LOAD", "return redis.call('get', KEYS[1])"]) else {
+        panic!("SCRIPT LOAD")
+    };
+    let sha = String::from_utf8_lossy(&sha).into_owned();
+    c.call(&["SET", "r", "1"]);
+    assert_eq!(c.call(&["EVALSHA_RO", &sha, "1", "r"]), bulk("1"));
+    let Frame::Bulk(wsha) = c.call(&["SCRIPT", "LOAD", "return redis.call('set', KEYS[1], 'x')"])
+    else {
+        panic!("SCRIPT LOAD")
+    };
+    let wsha = String::from_utf8_lossy(&wsha).into_owned();
+    assert!(
+        matches!(c.call(&["EVALSHA_RO", &wsha, "1", "r"]), Frame::Error(e) if e.starts_with(b"ERR Write commands are not allowed from read-only scripts."))
+    );
+    assert_eq!(c.call(&["SCRIPT", "DEBUG", "NO"]), simple("OK"));
+}

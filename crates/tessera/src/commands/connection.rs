@@ -298,7 +298,211 @@ static CLIENT_SUBS: &[CommandSpec] = &[
         "Returns helpful text about the different subcommands.",
         client_help,
     ),
+    cmd("tracking", -3, NOSCRIPT | LOADING | STALE, "6.0.0", "Controls server-assisted client-side caching for the connection.", client_tracking)
+        .complexity("O(1). Some options may introduce additional complexity.")
+        .args(&[
+            a::oneof("status", &[a::pure("on", "ON"), a::pure("off", "OFF")]),
+            a::integer("client-id").token("REDIRECT").optional(),
+            a::string("prefix").token("PREFIX").optional().multiple().multiple_token(),
+            a::pure("bcast", "BCAST").optional(),
+            a::pure("optin", "OPTIN").optional(),
+            a::pure("optout", "OPTOUT").optional(),
+            a::pure("noloop", "NOLOOP").optional(),
+        ]),
+    cmd("caching", 3, NOSCRIPT | LOADING | STALE, "6.0.0", "Instructs the server whether to track the keys in the next request.", client_caching)
+        .args(&[a::oneof("mode", &[a::pure("yes", "YES"), a::pure("no", "NO")])]),
+    cmd("getredir", 2, NOSCRIPT | LOADING | STALE, "6.0.0", "Returns the client ID to which the connection's tracking notifications are redirected.", client_getredir),
+    cmd("trackinginfo", 2, NOSCRIPT | LOADING | STALE, "6.2.0", "Returns information about server-assisted client-side caching for the connection.", client_trackinginfo),
 ];
+
+fn client_tracking(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    use crate::server::tracking::{self, TrackingState};
+    let on = if eq_ic(args[2], "on") {
+        true
+    } else if eq_ic(args[2], "off") {
+        false
+    } else {
+        return Err(CmdError::Syntax);
+    };
+    let mut want = TrackingState::default();
+    let mut i = 3;
+    while i < args.len() {
+        let a = args[i];
+        if eq_ic(a, "redirect") && i + 1 < args.len() {
+            let id = super::args::int(args[i + 1])?;
+            if id < 0 || ctx.srv.clients.get(id as u64).is_none() {
+                return Err(CmdError::msg(
+                    "ERR The client ID you want redirect to does not exist",
+                ));
+            }
+            want.redirect = Some(id as u64);
+            i += 1;
+        } else if eq_ic(a, "bcast") {
+            want.bcast = true;
+        } else if eq_ic(a, "optin") {
+            want.optin = true;
+        } else if eq_ic(a, "optout") {
+            want.optout = true;
+        } else if eq_ic(a, "noloop") {
+            want.noloop = true;
+        } else if eq_ic(a, "prefix") && i + 1 < args.len() {
+            want.prefixes.push(args[i + 1].to_vec());
+            i += 1;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+        i += 1;
+    }
+    if !on {
+        tracking::disable(ctx.srv, ctx.client);
+        ctx.out.ok();
+        return Ok(());
+    }
+    let cur = ctx.client.tracking.clone();
+    if cur.on && cur.bcast != want.bcast {
+        return Err(CmdError::msg("ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode."));
+    }
+    if want.optin && want.optout {
+        return Err(CmdError::msg(
+            "ERR You can't specify both OPTIN mode and OPTOUT mode",
+        ));
+    }
+    if cur.on && ((want.optin && cur.optout) || (want.optout && cur.optin)) {
+        return Err(CmdError::msg("ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode."));
+    }
+    if want.bcast && (want.optin || want.optout) {
+        return Err(CmdError::msg(
+            "ERR OPTIN and OPTOUT are not compatible with BCAST",
+        ));
+    }
+    if !want.bcast && !want.prefixes.is_empty() {
+        return Err(CmdError::msg(
+            "ERR PREFIX option requires BCAST mode to be enabled",
+        ));
+    }
+    // Prefixes must not overlap, among themselves or with earlier ones.
+    let overlap = |a: &[u8], b: &[u8]| a.starts_with(b) || b.starts_with(a);
+    for (j, p) in want.prefixes.iter().enumerate() {
+        for q in &cur.prefixes {
+            if overlap(p, q) && p != q {
+                return Err(CmdError::msg(format!(
+                    "ERR Prefix '{}' overlaps with an existing prefix '{}'. Prefixes for a single client must not overlap.",
+                    String::from_utf8_lossy(p),
+                    String::from_utf8_lossy(q)
+                )));
+            }
+        }
+        for q in &want.prefixes[j + 1..] {
+            if overlap(p, q) && p != q {
+                return Err(CmdError::msg(format!(
+                    "ERR Prefix '{}' overlaps with another provided prefix '{}'. Prefixes for a single client must not overlap.",
+                    String::from_utf8_lossy(p),
+                    String::from_utf8_lossy(q)
+                )));
+            }
+        }
+    }
+    if cur.on {
+        let mut merged = cur.prefixes.clone();
+        for p in want.prefixes.drain(..) {
+            if !merged.contains(&p) {
+                merged.push(p);
+            }
+        }
+        want.prefixes = merged;
+        want.optin |= cur.optin;
+        want.optout |= cur.optout;
+    }
+    tracking::enable(ctx.srv, ctx.client, want);
+    ctx.out.ok();
+    Ok(())
+}
+
+fn client_caching(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let t = &ctx.client.tracking;
+    if !t.on {
+        return Err(CmdError::msg("ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"));
+    }
+    if eq_ic(args[2], "yes") {
+        if !t.optin {
+            return Err(CmdError::msg(
+                "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.",
+            ));
+        }
+        ctx.client.tracking.caching = Some(true);
+    } else if eq_ic(args[2], "no") {
+        if !t.optout {
+            return Err(CmdError::msg(
+                "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.",
+            ));
+        }
+        ctx.client.tracking.caching = Some(false);
+    } else {
+        return Err(CmdError::Syntax);
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+fn client_getredir(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let t = &ctx.client.tracking;
+    ctx.out.int(if t.on {
+        t.redirect.map_or(0, |r| r as i64)
+    } else {
+        -1
+    });
+    Ok(())
+}
+
+fn client_trackinginfo(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let t = ctx.client.tracking.clone();
+    let mut flags: Vec<&str> = Vec::new();
+    if !t.on {
+        flags.push("off");
+    } else {
+        flags.push("on");
+        if t.bcast {
+            flags.push("bcast");
+        }
+        if t.optin {
+            flags.push("optin");
+            if t.caching == Some(true) {
+                flags.push("caching-yes");
+            }
+        }
+        if t.optout {
+            flags.push("optout");
+            if t.caching == Some(false) {
+                flags.push("caching-no");
+            }
+        }
+        if t.noloop {
+            flags.push("noloop");
+        }
+        if crate::server::tracking::redirect_broken(ctx.srv, ctx.client) {
+            flags.push("broken_redirect");
+        }
+    }
+    let out = &mut *ctx.out;
+    out.map(3);
+    out.bulk(b"flags");
+    out.set(flags.len());
+    for f in flags {
+        out.bulk(f.as_bytes());
+    }
+    out.bulk(b"redirect");
+    out.int(if t.on {
+        t.redirect.map_or(0, |r| r as i64)
+    } else {
+        -1
+    });
+    out.bulk(b"prefixes");
+    out.array(t.prefixes.len());
+    for p in &t.prefixes {
+        out.bulk(p);
+    }
+    Ok(())
+}
 
 fn ping(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if ctx.client.in_resp2_pubsub_mode(ctx.out.resp3()) {

@@ -694,6 +694,7 @@ fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     ctx.srv.blocking.signal_all();
     free_tables(old, lazy);
     ctx.out.ok();
+    crate::server::tracking::invalidate_all(ctx.srv, ctx.client.id, ctx.out);
     Ok(())
 }
 
@@ -717,6 +718,7 @@ fn flushall(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     ctx.srv.blocking.signal_all();
     free_tables(old, lazy);
     ctx.out.ok();
+    crate::server::tracking::invalidate_all(ctx.srv, ctx.client.id, ctx.out);
     Ok(())
 }
 

@@ -107,7 +107,14 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
         return;
     }
 
+    // CLIENT CACHING applies to the one command after it.
+    let caching_cmd = cmd.name == "caching";
+    client.tracking.caching_armed = client.tracking.caching.is_some() && !caching_cmd;
     call(srv, client, out, id, cmd, args, now_ms);
+    if !caching_cmd {
+        client.tracking.caching = None;
+        client.tracking.caching_armed = false;
+    }
     deliver_events(srv, client, out, mark);
     signal_ready_keys(srv);
     finish_reply_mode(client, out, mark);
@@ -197,9 +204,20 @@ pub fn call(
     stats.usec.add(elapsed_us);
     stats.latency.record(elapsed_ns);
     client.worker.commands_processed.add(1);
-    if let Err(e) = result {
-        stats.failed.add(1);
-        reply_error(srv, client, out, &e);
+    match result {
+        Err(e) => {
+            stats.failed.add(1);
+            reply_error(srv, client, out, &e);
+        }
+        Ok(()) => {
+            if client.tracking.on && cmd.has(flags::READONLY) {
+                if let Ok(idx) = cmd.key_indices(args) {
+                    let keys: Vec<&[u8]> =
+                        idx.iter().filter_map(|&i| args.get(i).copied()).collect();
+                    super::tracking::remember_keys(srv, client, &keys);
+                }
+            }
+        }
     }
 
     if srv.monitor_count.load(Relaxed) > 0 && !cmd.has(flags::SKIP_MONITOR | flags::ADMIN) {
@@ -242,13 +260,14 @@ pub fn deliver_events(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf
             super::pubsub::publish_keyspace_event(srv, ev, &mut me);
         }
     }
-    let keys = events::take_invalidated();
-    if !keys.is_empty() {
-        super::tracking::invalidate_keys(srv, client, &mut own, &keys);
-    }
     if !own.buf.is_empty() {
         let at = mark.min(out.buf.len());
         out.buf.splice(at..at, own.buf);
+    }
+    // Invalidations for this client's own cache follow its reply.
+    let keys = events::take_invalidated();
+    if !keys.is_empty() {
+        super::tracking::invalidate_keys(srv, client, out, &keys);
     }
 }
 

@@ -88,6 +88,7 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
         pubsub: pubsub::PubSub::default(),
         script_lock: Mutex::new(()),
         scripts: crate::scripting::Scripts::new(),
+        tracking: Default::default(),
         config,
     });
 

@@ -132,6 +132,7 @@ pub struct ServerState {
     /// Held by the running script (see commands::scripting::lock_scripts).
     pub script_lock: Mutex<()>,
     pub scripts: crate::scripting::Scripts,
+    pub tracking: super::tracking::TrackingTable,
 }
 
 impl ServerState {

@@ -1,26 +1,303 @@
 //! Client-side caching (CLIENT TRACKING): which clients may cache which
 //! keys, and the invalidation messages sent when those keys change.
+//!
+//! Default mode remembers, per key, the clients that read it (a one-shot
+//! entry: the first change invalidates and forgets it). BCAST mode instead
+//! registers prefixes; every change of a matching key is announced to the
+//! client. Changes are reported by the keyspace through the per-thread
+//! invalidation queue ([`crate::keyspace::events::invalidate`]) and turned
+//! into messages here once the command has finished.
+//!
+//! A message goes to the tracking client itself (RESP3 push `invalidate`),
+//! or to its REDIRECT target: as a push if that client speaks RESP3, as a
+//! `__redis__:invalidate` pub/sub message if it speaks RESP2 and subscribed.
 
-/// One client's tracking settings.
-#[derive(Default)]
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use tessera_resp::encode::ReplyBuf;
+
+use super::client::{Client, ClientInfo};
+use super::state::ServerState;
+
+/// One client's tracking settings, as its own task sees them.
+#[derive(Default, Clone)]
 pub struct TrackingState {
     pub on: bool,
+    pub bcast: bool,
+    pub optin: bool,
+    pub optout: bool,
+    pub noloop: bool,
+    pub redirect: Option<u64>,
+    pub prefixes: Vec<Vec<u8>>,
+    /// CLIENT CACHING YES/NO for the next command (`Some(true)` = yes).
+    pub caching: Option<bool>,
+    /// Whether the pending CLIENT CACHING applies to the command now
+    /// running (it was set by the previous one).
+    pub caching_armed: bool,
+}
+
+/// What other threads need to know about a tracking client.
+struct Tracker {
+    info: Arc<ClientInfo>,
+    redirect: Option<u64>,
+    noloop: bool,
+    bcast: bool,
+    prefixes: Vec<Vec<u8>>,
+}
+
+#[derive(Default)]
+pub struct TrackingTable {
+    /// Default mode: key → ids of clients that may cache it.
+    keys: Mutex<HashMap<Vec<u8>, HashSet<u64>>>,
+    clients: Mutex<HashMap<u64, Tracker>>,
+}
+
+impl TrackingTable {
+    fn any(&self) -> bool {
+        !self.clients.lock().is_empty()
+    }
+
+    pub fn tracked_keys(&self) -> usize {
+        self.keys.lock().len()
+    }
+
+    pub fn tracking_clients(&self) -> usize {
+        self.clients.lock().len()
+    }
+
+    pub fn prefix_count(&self) -> usize {
+        self.clients.lock().values().map(|t| t.prefixes.len()).sum()
+    }
+}
+
+/// Turns tracking on with `state`'s options.
+pub fn enable(srv: &ServerState, client: &mut Client, state: TrackingState) {
+    let tracker = Tracker {
+        info: client.info.clone(),
+        redirect: state.redirect,
+        noloop: state.noloop,
+        bcast: state.bcast,
+        prefixes: if state.bcast && state.prefixes.is_empty() {
+            vec![Vec::new()]
+        } else {
+            state.prefixes.clone()
+        },
+    };
+    srv.tracking.clients.lock().insert(client.id, tracker);
+    client.tracking = state;
+    client.tracking.on = true;
+    publish_info(client);
+    crate::keyspace::events::set_tracking_on(true);
 }
 
 /// Turns tracking off for a client (CLIENT TRACKING OFF, RESET, disconnect).
-pub fn disable(_srv: &super::state::ServerState, client: &mut super::client::Client) {
-    client.tracking.on = false;
+pub fn disable(srv: &ServerState, client: &mut Client) {
+    if !client.tracking.on {
+        return;
+    }
+    client.tracking = TrackingState::default();
+    let id = client.id;
+    let none_left = {
+        let mut clients = srv.tracking.clients.lock();
+        clients.remove(&id);
+        clients.is_empty()
+    };
+    {
+        let mut keys = srv.tracking.keys.lock();
+        keys.retain(|_, ids| {
+            ids.remove(&id);
+            !ids.is_empty()
+        });
+    }
+    if none_left {
+        crate::keyspace::events::set_tracking_on(false);
+    }
+    publish_info(client);
 }
 
-/// Sends invalidations for `keys` (modified by `client`'s command) to the
-/// clients tracking them.
-pub fn invalidate_keys(
-    _srv: &super::state::ServerState,
-    _client: &mut super::client::Client,
-    _own: &mut tessera_resp::encode::ReplyBuf,
-    _keys: &[Vec<u8>],
+/// CLIENT LIST's view of the tracking options.
+fn publish_info(client: &Client) {
+    let t = &client.tracking;
+    let mut flags = String::new();
+    if t.on {
+        flags.push('t');
+        if t.bcast {
+            flags.push('B');
+        }
+        if t.redirect.is_some() {
+            flags.push('R');
+        }
+    }
+    *client.info.tracking_flags.lock() = flags;
+    client.info.redirect.store(
+        if t.on {
+            t.redirect.map_or(0, |r| r as i64)
+        } else {
+            -1
+        },
+        Relaxed,
+    );
+}
+
+/// After a read-only command: remembers the keys it read for this client
+/// (default mode, honouring OPTIN/OPTOUT and CLIENT CACHING).
+pub fn remember_keys(srv: &ServerState, client: &Client, keys: &[&[u8]]) {
+    let t = &client.tracking;
+    if !t.on || t.bcast || keys.is_empty() {
+        return;
+    }
+    let caching = if t.caching_armed { t.caching } else { None };
+    if t.optin && caching != Some(true) {
+        return;
+    }
+    if t.optout && caching == Some(false) {
+        return;
+    }
+    let mut table = srv.tracking.keys.lock();
+    for k in keys {
+        table.entry(k.to_vec()).or_default().insert(client.id);
+    }
+}
+
+/// Builds an invalidation message for `keys` (None: everything) in the
+/// receiver's protocol: a push, or a `__redis__:invalidate` message.
+fn build_message(out: &mut ReplyBuf, keys: Option<&[Vec<u8>]>) {
+    if out.resp3() {
+        out.push(2);
+        out.bulk(b"invalidate");
+    } else {
+        out.array(3);
+        out.bulk(b"message");
+        out.bulk(b"__redis__:invalidate");
+    }
+    match keys {
+        Some(keys) => {
+            out.array(keys.len());
+            for k in keys {
+                out.bulk(k);
+            }
+        }
+        None => out.null_array(),
+    }
+}
+
+/// Sends an invalidation for `keys` on behalf of tracking client `id`.
+/// `me`/`own`: the client running the command, whose own messages go into
+/// its reply buffer (after the reply, as Redis sends them).
+fn send(
+    srv: &ServerState,
+    tracker: &Tracker,
+    keys: Option<&[Vec<u8>]>,
+    me: u64,
+    own: &mut Option<&mut ReplyBuf>,
 ) {
+    let target = match tracker.redirect {
+        Some(r) => match srv.clients.get(r) {
+            Some(info) => info,
+            // A vanished redirect target: nothing is sent (CLIENT
+            // TRACKINGINFO reports broken_redirect).
+            None => return,
+        },
+        None => tracker.info.clone(),
+    };
+    let resp3 = target.resp.load(Relaxed) == 3;
+    if !resp3 && target.sub_counts[0].load(Relaxed) == 0 {
+        // A RESP2 client can only receive them as pub/sub messages.
+        return;
+    }
+    if target.id == me {
+        if let Some(out) = own.as_deref_mut() {
+            build_message(out, keys);
+            return;
+        }
+    }
+    srv.pubsub
+        .send_to(srv, &target, |out: &mut ReplyBuf| build_message(out, keys));
+}
+
+/// Sends the invalidations for `keys` that `client`'s command changed.
+/// Messages to the client itself are appended to `own`.
+pub fn invalidate_keys(
+    srv: &ServerState,
+    client: &mut Client,
+    own: &mut ReplyBuf,
+    keys: &[Vec<u8>],
+) {
+    let mut own = Some(own);
+    invalidate(srv, Some(client.id), keys, &mut own);
 }
 
 /// Sends invalidations for keys the server itself changed (expiry).
-pub fn invalidate_from_server(_srv: &super::state::ServerState, _keys: &[Vec<u8>]) {}
+pub fn invalidate_from_server(srv: &ServerState, keys: &[Vec<u8>]) {
+    invalidate(srv, None, keys, &mut None);
+}
+
+fn invalidate(
+    srv: &ServerState,
+    by: Option<u64>,
+    keys: &[Vec<u8>],
+    own: &mut Option<&mut ReplyBuf>,
+) {
+    if !srv.tracking.any() {
+        return;
+    }
+    let me = by.unwrap_or(0);
+    // Default mode: one message per key to each client that cached it.
+    let mut per_key: Vec<(Vec<u8>, HashSet<u64>)> = Vec::new();
+    {
+        let mut table = srv.tracking.keys.lock();
+        for k in keys {
+            if let Some(ids) = table.remove(k) {
+                per_key.push((k.clone(), ids));
+            }
+        }
+    }
+    let clients = srv.tracking.clients.lock();
+    for (key, ids) in &per_key {
+        for id in ids {
+            let Some(t) = clients.get(id) else { continue };
+            if t.noloop && by == Some(*id) {
+                continue;
+            }
+            send(srv, t, Some(std::slice::from_ref(key)), me, own);
+        }
+    }
+    // BCAST: every changed key matching a registered prefix, one message
+    // per prefix.
+    for (id, t) in clients.iter() {
+        if !t.bcast || (t.noloop && by == Some(*id)) {
+            continue;
+        }
+        for p in &t.prefixes {
+            let matching: Vec<Vec<u8>> =
+                keys.iter().filter(|k| k.starts_with(p)).cloned().collect();
+            if !matching.is_empty() {
+                send(srv, t, Some(&matching), me, own);
+            }
+        }
+    }
+}
+
+/// FLUSHDB/FLUSHALL: every tracking client is told to drop everything.
+pub fn invalidate_all(srv: &ServerState, by: u64, own: &mut ReplyBuf) {
+    if !srv.tracking.any() {
+        return;
+    }
+    srv.tracking.keys.lock().clear();
+    let clients = srv.tracking.clients.lock();
+    let mut own = Some(own);
+    for t in clients.values() {
+        send(srv, t, None, by, &mut own);
+    }
+}
+
+/// Whether a client's redirect target has gone away.
+pub fn redirect_broken(srv: &ServerState, client: &Client) -> bool {
+    client
+        .tracking
+        .redirect
+        .is_some_and(|r| srv.clients.get(r).is_none())
+}

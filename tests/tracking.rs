@@ -1,0 +1,199 @@
+//! Client-side caching: CLIENT TRACKING (default, BCAST, PREFIX, OPTIN, OPTOUT, NOLOOP,
+//! REDIRECT), CLIENT CACHING, CLIENT GETREDIR, CLIENT TRACKINGINFO and the invalidation messages.
+//! Expected values are what redis-server 7.0 replies.
+
+mod common;
+
+use common::{bulk, error, simple, Frame, RawClient, TestServer};
+
+fn int(n: i64) -> Frame {
+    Frame::Integer(n)
+}
+
+fn invalidate(keys: &[&str]) -> Frame {
+    Frame::Push(vec![
+        bulk("invalidate"),
+        Frame::Array(keys.iter().map(bulk).collect()),
+    ])
+}
+
+fn resp3(s: &TestServer) -> RawClient {
+    let mut c = s.raw();
+    assert!(matches!(c.call(&["HELLO", "3"]), Frame::Map(_)));
+    c
+}
+
+#[test]
+fn option_errors() {
+    let s = TestServer::start();
+    let mut a = resp3(&s);
+    let cases: &[(&[&str], &str)] = &[
+        (&["PREFIX", "x"], "ERR PREFIX option requires BCAST mode to be enabled"),
+        (&["REDIRECT", "99999"], "ERR The client ID you want redirect to does not exist"),
+        (&["OPTIN", "OPTOUT"], "ERR You can't specify both OPTIN mode and OPTOUT mode"),
+        (&["BCAST", "OPTIN"], "ERR OPTIN and OPTOUT are not compatible with BCAST"),
+        (&["FOO"], "ERR syntax error"),
+        (&["BCAST", "PREFIX", "ab", "PREFIX", "a"], "ERR Prefix 'ab' overlaps with another provided prefix 'a'. Prefixes for a single client must not overlap."),
+    ];
+    for (opts, err) in cases {
+        let mut args = vec!["CLIENT", "TRACKING", "ON"];
+        args.extend_from_slice(opts);
+        assert_eq!(a.call(&args), error(err), "{opts:?}");
+    }
+    assert_eq!(
+        a.call(&["CLIENT", "TRACKING", "FOO"]),
+        error("ERR syntax error")
+    );
+    assert_eq!(
+        a.call(&["CLIENT", "CACHING", "YES"]),
+        error("ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled")
+    );
+    assert_eq!(a.call(&["CLIENT", "GETREDIR"]), int(-1));
+    assert_eq!(
+        a.call(&["CLIENT", "TRACKINGINFO"]),
+        Frame::Map(vec![
+            (bulk("flags"), Frame::Set(vec![bulk("off")])),
+            (bulk("redirect"), int(-1)),
+            (bulk("prefixes"), Frame::Array(vec![])),
+        ])
+    );
+    a.call(&["CLIENT", "TRACKING", "ON"]);
+    assert_eq!(
+        a.call(&["CLIENT", "CACHING", "YES"]),
+        error("ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.")
+    );
+    assert_eq!(
+        a.call(&["CLIENT", "TRACKING", "ON", "BCAST"]),
+        error("ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode.")
+    );
+}
+
+#[test]
+fn default_mode_invalidates_once_per_read() {
+    let s = TestServer::start();
+    let mut a = resp3(&s);
+    let mut b = s.raw();
+    b.call(&["SET", "k", "v"]);
+    assert_eq!(a.call(&["CLIENT", "TRACKING", "ON"]), simple("OK"));
+    assert_eq!(a.call(&["CLIENT", "GETREDIR"]), int(0));
+    assert_eq!(a.call(&["GET", "k"]), bulk("v"));
+    b.call(&["SET", "k", "1"]);
+    assert_eq!(a.read_frame(), invalidate(&["k"]));
+    // Not read again: no second message.
+    b.call(&["SET", "k", "2"]);
+    assert_eq!(a.call(&["PING"]), simple("PONG"));
+    // Own writes invalidate after the reply.
+    a.call(&["GET", "k"]);
+    assert_eq!(a.call(&["SET", "k", "3"]), simple("OK"));
+    assert_eq!(a.read_frame(), invalidate(&["k"]));
+    // FLUSHALL invalidates everything with a null.
+    a.call(&["GET", "k"]);
+    b.call(&["FLUSHALL"]);
+    assert_eq!(
+        a.read_frame(),
+        Frame::Push(vec![bulk("invalidate"), Frame::Null])
+    );
+}
+
+#[test]
+fn bcast_prefixes_and_noloop() {
+    let s = TestServer::start();
+    let mut a = resp3(&s);
+    let mut b = s.raw();
+    assert_eq!(
+        a.call(&["CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "ab", "PREFIX", "cd", "NOLOOP"]),
+        simple("OK")
+    );
+    assert_eq!(
+        a.call(&["CLIENT", "TRACKINGINFO"]),
+        Frame::Map(vec![
+            (
+                bulk("flags"),
+                Frame::Set(vec![bulk("on"), bulk("bcast"), bulk("noloop")])
+            ),
+            (bulk("redirect"), int(0)),
+            (bulk("prefixes"), Frame::Array(vec![bulk("ab"), bulk("cd")])),
+        ])
+    );
+    b.call(&["MSET", "abc", "1", "cdx", "2", "zz", "3"]);
+    let mut got = vec![a.read_frame(), a.read_frame()];
+    got.sort_by_key(|f| format!("{f:?}"));
+    assert_eq!(got, vec![invalidate(&["abc"]), invalidate(&["cdx"])]);
+    // NOLOOP: its own writes are not announced.
+    assert_eq!(a.call(&["SET", "ab1", "1"]), simple("OK"));
+    assert_eq!(a.call(&["PING"]), simple("PONG"));
+}
+
+#[test]
+fn redirect_to_a_resp2_subscriber() {
+    let s = TestServer::start();
+    let mut target = s.raw();
+    let Frame::Integer(tid) = target.call(&["CLIENT", "ID"]) else {
+        panic!("CLIENT ID")
+    };
+    target.send(&["SUBSCRIBE", "__redis__:invalidate"]);
+    target.read_frame();
+    let mut d = s.raw();
+    let tid = tid.to_string();
+    assert_eq!(
+        d.call(&["CLIENT", "TRACKING", "ON", "REDIRECT", &tid]),
+        simple("OK")
+    );
+    assert_eq!(
+        d.call(&["CLIENT", "GETREDIR"]),
+        Frame::Integer(tid.parse().unwrap_or(0))
+    );
+    d.call(&["GET", "q"]);
+    let mut b = s.raw();
+    b.call(&["SET", "q", "1"]);
+    assert_eq!(
+        target.read_frame(),
+        Frame::Array(vec![
+            bulk("message"),
+            bulk("__redis__:invalidate"),
+            Frame::Array(vec![bulk("q")]),
+        ])
+    );
+    drop(target);
+    let mut broken = false;
+    for _ in 0..100 {
+        // Redis notices a vanished target when it next tries to send.
+        d.call(&["GET", "q"]);
+        b.call(&["SET", "q", "2"]);
+        if let Frame::Array(v) = d.call(&["CLIENT", "TRACKINGINFO"]) {
+            if v.get(1) == Some(&Frame::Array(vec![bulk("on"), bulk("broken_redirect")])) {
+                broken = true;
+                break;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(broken, "TRACKINGINFO never reported broken_redirect");
+}
+
+#[test]
+fn optin_and_optout() {
+    let s = TestServer::start();
+    let mut e = resp3(&s);
+    let mut b = s.raw();
+    assert_eq!(e.call(&["CLIENT", "TRACKING", "ON", "OPTIN"]), simple("OK"));
+    e.call(&["GET", "o1"]);
+    assert_eq!(e.call(&["CLIENT", "CACHING", "YES"]), simple("OK"));
+    e.call(&["GET", "o2"]);
+    b.call(&["MSET", "o1", "1", "o2", "2"]);
+    assert_eq!(e.read_frame(), invalidate(&["o2"]));
+    assert_eq!(
+        e.call(&["CLIENT", "CACHING", "NO"]),
+        error("ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.")
+    );
+    assert_eq!(e.call(&["CLIENT", "TRACKING", "OFF"]), simple("OK"));
+    assert_eq!(
+        e.call(&["CLIENT", "TRACKING", "ON", "OPTOUT"]),
+        simple("OK")
+    );
+    e.call(&["CLIENT", "CACHING", "NO"]);
+    e.call(&["GET", "p1"]);
+    e.call(&["GET", "p2"]);
+    b.call(&["MSET", "p1", "1", "p2", "2"]);
+    assert_eq!(e.read_frame(), invalidate(&["p2"]));
+}
