@@ -575,6 +575,7 @@ impl<'a> Ctx<'a> {
             deadline,
             on_timeout,
             rerun_args: None,
+            pass_wakeups: false,
         });
     }
 
@@ -590,6 +591,7 @@ impl<'a> Ctx<'a> {
         self.block(keys, deadline_ms, on_timeout);
         if let Some(b) = self.client.block.as_mut() {
             b.rerun_args = Some(rerun_args);
+            b.pass_wakeups = true;
         }
     }
 

@@ -35,6 +35,10 @@ pub struct BlockRequest {
     /// original ones (XREAD's `$` becomes the ID that was last at the time
     /// of blocking).
     pub rerun_args: Option<Vec<Vec<u8>>>,
+    /// A woken waiter that finds nothing for itself wakes the next one in
+    /// line (stream readers of one key wait for different IDs). Off for
+    /// pops, where the first in line must get the next element.
+    pub pass_wakeups: bool,
 }
 
 /// Why a waiter was woken.
@@ -143,6 +147,29 @@ impl BlockingRegistry {
         let q = self.queues.lock();
         if let Some(first) = q.get(&(db, Key::from_slice(key))).and_then(|q| q.front()) {
             first.wake(Wake::Ready);
+        }
+    }
+
+    /// Whether client `id` is blocked (registered as a waiter).
+    pub fn is_blocked(&self, id: u64) -> bool {
+        self.by_client.lock().contains_key(&id)
+    }
+
+    /// Passes a wake-up on: wakes the waiter queued right after `waiter`
+    /// on each of `keys` (a woken client that found nothing for itself
+    /// calls this, so that the next in line looks too: stream readers of
+    /// one key may want different entries).
+    pub fn signal_next(&self, db: usize, keys: &[Key], waiter: &Arc<Waiter>) {
+        let q = self.queues.lock();
+        for k in keys {
+            let Some(queue) = q.get(&(db, k.clone())) else {
+                continue;
+            };
+            if let Some(pos) = queue.iter().position(|w| Arc::ptr_eq(w, waiter)) {
+                if let Some(next) = queue.get(pos + 1) {
+                    next.wake(Wake::Ready);
+                }
+            }
         }
     }
 

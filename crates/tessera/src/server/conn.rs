@@ -285,8 +285,12 @@ async fn wait_blocked(
                 let mark = out.buf.len();
                 dispatch::execute(srv, client, out, &argv);
                 if client.block.take().is_some() {
-                    // Still nothing for us: keep our place in the queues.
+                    // Still nothing for us: keep our place in the queues,
+                    // and let the next in line look.
                     out.buf.truncate(mark);
+                    if request.pass_wakeups {
+                        registry.signal_next(request.db, &request.keys, &waiter);
+                    }
                     continue;
                 }
                 break Ok(true);

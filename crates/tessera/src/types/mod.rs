@@ -3,14 +3,17 @@
 //! here: commands turn these into replies.
 
 pub mod hash;
+pub mod hll;
 pub mod list;
 pub mod set;
+pub mod stream;
 pub mod string;
 pub mod zset;
 
 pub use hash::HashValue;
 pub use list::ListValue;
 pub use set::SetValue;
+pub use stream::StreamValue;
 pub use string::StrValue;
 pub use zset::ZSetValue;
 
@@ -24,6 +27,7 @@ pub enum Value {
     List(ListValue),
     Set(Box<SetValue>),
     ZSet(Box<ZSetValue>),
+    Stream(Box<StreamValue>),
 }
 
 impl Value {
@@ -35,6 +39,7 @@ impl Value {
             Value::List(_) => "list",
             Value::Set(_) => "set",
             Value::ZSet(_) => "zset",
+            Value::Stream(_) => "stream",
         }
     }
 
@@ -46,6 +51,7 @@ impl Value {
             Value::List(l) => l.encoding_name(),
             Value::Set(s) => s.encoding_name(),
             Value::ZSet(z) => z.encoding_name(),
+            Value::Stream(s) => s.encoding_name(),
         }
     }
 
@@ -57,6 +63,7 @@ impl Value {
             Value::List(l) => l.heap_size(),
             Value::Set(s) => s.heap_size(),
             Value::ZSet(z) => z.heap_size(),
+            Value::Stream(s) => s.heap_size(),
         }
     }
 
@@ -69,6 +76,7 @@ impl Value {
             Value::List(l) => l.len(),
             Value::Set(s) => s.len(),
             Value::ZSet(z) => z.len(),
+            Value::Stream(s) => s.len() as usize,
         }
     }
 }
