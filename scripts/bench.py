@@ -16,6 +16,9 @@ Speed is measured here, never in the test suite.
 """
 
 import argparse
+import hashlib
+import select
+import threading
 import os
 import re
 import shutil
@@ -64,6 +67,42 @@ COLLECTION_CASES = [
     ("SISMEMBER", "SADD {key sequence 100} {key sequence 10007}",
      "SISMEMBER {key uniform 100} {key uniform 10007}", ["-c", "64"], 1_000_700),
 ]
+
+# Issue 4's rows: the whitepaper's EVALSHA (the script is loaded first, see
+# SETUP) and PUBLISH with 1 and 100 subscribers draining the channel.
+SET_SCRIPT = "return redis.call('SET', KEYS[1], ARGV[1])"
+SET_SCRIPT_SHA = hashlib.sha1(SET_SCRIPT.encode()).hexdigest()
+SCRIPTING_CASES = [
+    ("EVALSHA", None, "EVALSHA " + SET_SCRIPT_SHA + " 1 {key uniform 10000000} {value 64}", ["-c", "64"]),
+    ("PUBLISH, 1 subscriber", None, "PUBLISH news {value 64}", ["-c", "64"]),
+    ("PUBLISH, 100 subscribers", None, "PUBLISH news {value 64}", ["-c", "64"]),
+]
+
+# Issue 5's rows: streams, bitmaps, HyperLogLog, geo (100 keys).
+TYPE_CASES = [
+    ("XADD", None, "XADD {key uniform 100} * f {value 64}", ["-c", "64"]),
+    ("XREAD COUNT 10", "XADD {key sequence 100} * f {value 64}",
+     "XREAD COUNT 10 STREAMS {key uniform 100} 0", ["-c", "64"], 100_000),
+    ("XREADGROUP", "XADD {key sequence 100} * f {value 64}",
+     "XREADGROUP GROUP g c COUNT 1 STREAMS {key uniform 100} >", ["-c", "64"], 1_000_000),
+    ("SETBIT", None, "SETBIT {key uniform 100} {rand 1000000} 1", ["-c", "64"]),
+    ("BITCOUNT", "SETBIT {key sequence 100} {rand 100000} 1",
+     "BITCOUNT {key uniform 100}", ["-c", "64"], 1_000_000),
+    ("PFADD", None, "PFADD {key uniform 100} {key uniform 1000000}", ["-c", "64"]),
+    ("PFCOUNT", "PFADD {key sequence 100} {key uniform 1000000}",
+     "PFCOUNT {key uniform 100}", ["-c", "64"], 1_000_000),
+    ("GEOADD", None, "GEOADD {key uniform 100} {rand 180} {rand 80} {key uniform 100000}", ["-c", "64"]),
+    ("GEOSEARCH", "GEOADD {key sequence 100} {rand 180} {rand 80} {key uniform 100000}",
+     "GEOSEARCH {key uniform 100} FROMLONLAT 90 40 BYRADIUS 500 km ASC COUNT 10", ["-c", "64"], 1_000_000),
+]
+
+# Commands sent before a case's benchmark (after its load).
+SETUP = {
+    "EVALSHA": [["SCRIPT", "LOAD", SET_SCRIPT]],
+    "XREADGROUP": [["XGROUP", "CREATE", f"key_{i:010d}", "g", "0"] for i in range(100)],
+}
+# Subscribers kept reading while the case runs.
+SUBSCRIBERS = {"PUBLISH, 1 subscriber": 1, "PUBLISH, 100 subscribers": 100}
 
 LINE = re.compile(r"qps: (\d+), conn: \d+, cnt: (\d+), avg: ([\d.]+)ms, p99: ([\d.]+)ms")
 
@@ -145,19 +184,67 @@ def run_bench(port, command, extra, seconds, client_cores, load=False, count=Non
     return int(qps), int(cnt), float(avg), float(p99)
 
 
+def send_command(port, argv):
+    """One command over a fresh connection; returns the raw reply."""
+    s = socket.create_connection(("127.0.0.1", port))
+    payload = f"*{len(argv)}\r\n".encode()
+    for a in argv:
+        a = a.encode() if isinstance(a, str) else a
+        payload += f"${len(a)}\r\n".encode() + a + b"\r\n"
+    s.sendall(payload)
+    reply = s.recv(65536)
+    s.close()
+    return reply
+
+
+def subscribers(port, n, channel, stop):
+    """n connections subscribed to `channel`, drained by one thread."""
+    socks = []
+    for _ in range(n):
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(f"*2\r\n$9\r\nSUBSCRIBE\r\n${len(channel)}\r\n{channel}\r\n".encode())
+        s.recv(4096)
+        s.setblocking(False)
+        socks.append(s)
+
+    def drain():
+        while not stop.is_set():
+            ready, _, _ = select.select(socks, [], [], 0.1)
+            for s in ready:
+                try:
+                    s.recv(1 << 20)
+                except BlockingIOError:
+                    pass
+        for s in socks:
+            s.close()
+
+    t = threading.Thread(target=drain, daemon=True)
+    t.start()
+    return t
+
+
 def measure(kind, case, args):
     label, load, command, extra = case[:4]
     srv = Server(kind, args.server_core, args.threads)
+    stop = threading.Event()
+    drainer = None
     try:
         if load:
             n = case[4] if len(case) > 4 else int(re.search(r"sequence (\d+)", load).group(1))
             run_bench(srv.port, load, [], args.seconds, args.client_cores, load=True, count=n)
+        for argv in SETUP.get(label, []):
+            send_command(srv.port, argv)
+        if label in SUBSCRIBERS:
+            drainer = subscribers(srv.port, SUBSCRIBERS[label], "news", stop)
         cpu0 = cpu_seconds(srv.proc.pid)
         qps, cnt, avg, p99 = run_bench(srv.port, command, extra, args.seconds, args.client_cores)
         cpu = cpu_seconds(srv.proc.pid) - cpu0
         cpu_us = cpu * 1e6 / cnt if cnt else 0.0
         return qps, avg, p99, cpu_us
     finally:
+        stop.set()
+        if drainer:
+            drainer.join(5)
         srv.stop()
 
 
@@ -348,7 +435,14 @@ def main():
         return main_conns(args)
     if args.section == "memory":
         return main_memory(args)
-    cases = {"core": CORE_CASES, "collections": COLLECTION_CASES}[args.section]
+    cases = {
+        "core": CORE_CASES,
+        "collections": COLLECTION_CASES,
+        "scripting": SCRIPTING_CASES,
+        "types": TYPE_CASES,
+    }[args.section]
+    if args.only:
+        cases = [c for c in cases if args.only in c[0]]
 
     rows = []
     for case in cases:

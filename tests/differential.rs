@@ -7,22 +7,34 @@
 
 mod common;
 
+#[path = "differential/bitmaps.rs"]
+mod bitmaps;
 #[path = "differential/expire.rs"]
 mod expire;
 #[path = "differential/gen.rs"]
 mod gen;
+#[path = "differential/geo.rs"]
+mod geo;
 #[path = "differential/harness.rs"]
 mod harness;
 #[path = "differential/hashes.rs"]
 mod hashes;
+#[path = "differential/hll.rs"]
+mod hll;
 #[path = "differential/keyspace.rs"]
 mod keyspace;
 #[path = "differential/lists.rs"]
 mod lists;
+#[path = "differential/scripts.rs"]
+mod scripts;
 #[path = "differential/sets.rs"]
 mod sets;
+#[path = "differential/streams.rs"]
+mod streams;
 #[path = "differential/strings.rs"]
 mod strings;
+#[path = "differential/transactions.rs"]
+mod transactions;
 #[path = "differential/zsets.rs"]
 mod zsets;
 
@@ -64,4 +76,34 @@ fn hashes() {
 #[test]
 fn sets() {
     harness::run_family(&sets::FAMILY);
+}
+
+#[test]
+fn geo() {
+    harness::run_family(&geo::FAMILY);
+}
+
+#[test]
+fn bitmaps() {
+    harness::run_family(&bitmaps::FAMILY);
+}
+
+#[test]
+fn hll() {
+    harness::run_family(&hll::FAMILY);
+}
+
+#[test]
+fn streams() {
+    harness::run_family(&streams::FAMILY);
+}
+
+#[test]
+fn scripts() {
+    harness::run_family(&scripts::FAMILY);
+}
+
+#[test]
+fn transactions() {
+    harness::run_family(&transactions::FAMILY);
 }

@@ -212,20 +212,21 @@ fn fcall_ro(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn call_function(ctx: &mut Ctx, args: &[&[u8]], ro_command: bool) -> CmdResult {
-    let n = super::args::int(args[2])?;
-    if n < 0 {
-        return Err(CmdError::msg("ERR Number of keys can't be negative"));
-    }
-    if n as usize > args.len() - 3 {
-        return Err(CmdError::msg(
-            "ERR Number of keys can't be greater than number of args",
-        ));
-    }
     let name = String::from_utf8_lossy(args[1]).into_owned();
     let found = ctx.srv.scripts.libraries.lock().function(&name);
     let Some((library, meta)) = found else {
         return Err(CmdError::msg("ERR Function not found"));
     };
+    let n =
+        super::args::int(args[2]).map_err(|_| CmdError::msg("ERR Bad number of keys provided"))?;
+    if n > (args.len() - 3) as i64 {
+        return Err(CmdError::msg(
+            "ERR Number of keys can't be greater than number of args",
+        ));
+    }
+    if n < 0 {
+        return Err(CmdError::msg("ERR Number of keys can't be negative"));
+    }
     if ro_command && !meta.flags.no_writes {
         return Err(CmdError::msg(
             "ERR Can not execute a script with write flag using *_ro command.",
@@ -278,17 +279,19 @@ fn compile_library(ctx: &Ctx, code: &[u8]) -> Result<Library, CmdError> {
 }
 
 fn function_load(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let (replace, code) = match args.len() {
-        3 => (false, args[2]),
-        4 if eq_ic(args[2], "replace") => (true, args[3]),
-        4 => {
+    // Options come before the code, which is always the last argument.
+    let code = args[args.len() - 1];
+    let mut replace = false;
+    for opt in &args[2..args.len() - 1] {
+        if eq_ic(opt, "replace") {
+            replace = true;
+        } else {
             return Err(CmdError::msg(format!(
                 "ERR Unknown option given: {}",
-                String::from_utf8_lossy(args[2])
-            )))
+                String::from_utf8_lossy(opt)
+            )));
         }
-        _ => return Err(CmdError::WrongArity("function|load".into())),
-    };
+    }
     if let Ok(name) = lib::parse_metadata(code) {
         if !replace && ctx.srv.scripts.libraries.lock().libs.contains_key(&name) {
             return Err(CmdError::msg(format!(

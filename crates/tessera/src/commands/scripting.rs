@@ -205,7 +205,10 @@ fn lock_scripts_or_busy(srv: &ServerState) -> Result<parking_lot::MutexGuard<'_,
 }
 
 /// Parses `numkeys` and splits keys from arguments.
-fn split_keys<'a>(args: &'a [&'a [u8]]) -> Result<(&'a [&'a [u8]], &'a [&'a [u8]]), CmdError> {
+/// Keys and arguments of an EVAL-style command.
+type KeysAndArgs<'a> = (&'a [&'a [u8]], &'a [&'a [u8]]);
+
+fn split_keys<'a>(args: &'a [&'a [u8]]) -> Result<KeysAndArgs<'a>, CmdError> {
     let n = int(args[2])?;
     if n < 0 {
         return Err(CmdError::msg("ERR Number of keys can't be negative"));
@@ -249,11 +252,13 @@ fn code_of(body: &[u8]) -> &[u8] {
 }
 
 fn eval(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    split_keys(args)?;
     let script = cache_body(ctx.srv, args[1])?;
     run(ctx, args, &script, false)
 }
 
 fn eval_ro(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    split_keys(args)?;
     let script = cache_body(ctx.srv, args[1])?;
     run(ctx, args, &script, true)
 }
@@ -267,11 +272,13 @@ fn by_sha(ctx: &Ctx, sha: &[u8]) -> Result<std::sync::Arc<Script>, CmdError> {
 }
 
 fn evalsha(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    split_keys(args)?;
     let script = by_sha(ctx, args[1])?;
     run(ctx, args, &script, false)
 }
 
 fn evalsha_ro(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    split_keys(args)?;
     let script = by_sha(ctx, args[1])?;
     run(ctx, args, &script, true)
 }
@@ -303,6 +310,10 @@ fn run(ctx: &mut Ctx, args: &[&[u8]], script: &Script, ro_command: bool) -> CmdR
         },
     )
 }
+
+/// A script's result: its reply bytes, or its error text and the source
+/// line it came from.
+type ScriptOutcome = Result<Value, (Vec<u8>, Option<(String, i64)>)>;
 
 /// What kind of script is run, and how.
 pub struct RunSpec<'a> {
@@ -387,117 +398,114 @@ pub fn run_function(
             .unwrap_or(usize::MAX)
     };
     let out_protocol = ctx.out.protocol;
-    let result = scripting::with_vm(
-        &srv.scripts,
-        |vm| -> Result<Result<Value, (Vec<u8>, Option<(String, i64)>)>, String> {
-            let f = get_fn(vm)?;
-            let lua = vm.lua.clone();
-            let started = Instant::now();
-            let threshold = srv.config.busy_reply_threshold();
-            let busy = srv.keyspace.busy.clone();
-            let busy_worker = srv.scripts.busy_worker.clone();
-            let kill = srv.scripts.kill.clone();
-            let killed_text = if spec.is_function {
-                "\u{1}tessera:ERR Script killed by user with FUNCTION KILL..."
-            } else {
-                "\u{1}tessera:ERR Script killed by user with SCRIPT KILL..."
-            };
-            lua.set_hook(
-                mlua::HookTriggers::new().every_nth_instruction(100_000),
-                move |_, _| {
-                    if threshold > 0
-                        && started.elapsed() >= Duration::from_millis(threshold)
-                        && !busy.load(Relaxed)
-                    {
-                        busy.store(true, Relaxed);
-                        busy_worker.store(worker_index, Relaxed);
-                    }
-                    if kill.load(Relaxed) {
-                        return Err(mlua::Error::runtime(killed_text));
-                    }
-                    Ok(mlua::VmState::Continue)
-                },
-            );
-            let outcome = lua.scope(|scope| {
-                let raw_call = scope.create_function(|lua, args: MultiValue| {
-                    let mut it = args.into_iter();
-                    let raise = matches!(it.next(), Some(Value::Boolean(true)));
-                    let rest: MultiValue = it.collect();
-                    let mut st = state.borrow_mut();
-                    let reply = script_call(lua, &mut st, &rest, spec.is_function);
-                    let v = match reply {
-                        Ok(frame) => frame,
-                        Err(msg) => tessera_resp::frame::Frame::Error(msg.into_bytes()),
-                    };
-                    let is_err = matches!(v, tessera_resp::frame::Frame::Error(_));
-                    let lv = convert::frame_to_lua(lua, v)?;
-                    Ok((!(raise && is_err), lv))
-                })?;
-                let raising_call = scope.create_function(|lua, args: MultiValue| {
-                    let mut st = state.borrow_mut();
-                    match script_call(lua, &mut st, &args, spec.is_function) {
-                        Ok(tessera_resp::frame::Frame::Error(msg)) => Err(mlua::Error::runtime(
-                            format!("\u{1}tessera:{}", String::from_utf8_lossy(&msg)),
-                        )),
-                        Ok(frame) => convert::frame_to_lua(lua, frame),
-                        Err(msg) => Err(mlua::Error::runtime(format!("\u{1}tessera:{msg}"))),
-                    }
-                })?;
-                let wrap: mlua::Function = vm.globals.get("__tessera_wrap_calls")?;
-                wrap.call::<()>((vm.redis.clone(), raw_call, raising_call))?;
-                let keys_t = lua.create_sequence_from(
-                    keys.iter()
-                        .map(|k| lua.create_string(k))
-                        .collect::<mlua::Result<Vec<_>>>()?,
-                )?;
-                let argv_t = lua.create_sequence_from(
-                    argv.iter()
-                        .map(|k| lua.create_string(k))
-                        .collect::<mlua::Result<Vec<_>>>()?,
-                )?;
-                // Functions get (keys, args) as arguments; EVAL scripts get
-                // the KEYS and ARGV globals.
-                let f = if spec.is_function {
-                    scripting::functions::bind(&lua, f, keys_t, argv_t)?
-                } else {
-                    vm.globals.raw_set("KEYS", keys_t)?;
-                    vm.globals.raw_set("ARGV", argv_t)?;
-                    f
+    let result = scripting::with_vm(&srv.scripts, |vm| -> Result<ScriptOutcome, String> {
+        let f = get_fn(vm)?;
+        let lua = vm.lua.clone();
+        let started = Instant::now();
+        let threshold = srv.config.busy_reply_threshold();
+        let busy = srv.keyspace.busy.clone();
+        let busy_worker = srv.scripts.busy_worker.clone();
+        let kill = srv.scripts.kill.clone();
+        let killed_text = if spec.is_function {
+            "\u{1}tessera:ERR Script killed by user with FUNCTION KILL..."
+        } else {
+            "\u{1}tessera:ERR Script killed by user with SCRIPT KILL..."
+        };
+        lua.set_hook(
+            mlua::HookTriggers::new().every_nth_instruction(100_000),
+            move |_, _| {
+                if threshold > 0
+                    && started.elapsed() >= Duration::from_millis(threshold)
+                    && !busy.load(Relaxed)
+                {
+                    busy.store(true, Relaxed);
+                    busy_worker.store(worker_index, Relaxed);
+                }
+                if kill.load(Relaxed) {
+                    return Err(mlua::Error::runtime(killed_text));
+                }
+                Ok(mlua::VmState::Continue)
+            },
+        );
+        let outcome = lua.scope(|scope| {
+            let raw_call = scope.create_function(|lua, args: MultiValue| {
+                let mut it = args.into_iter();
+                let raise = matches!(it.next(), Some(Value::Boolean(true)));
+                let rest: MultiValue = it.collect();
+                let mut st = state.borrow_mut();
+                let reply = script_call(lua, &mut st, &rest, spec.is_function);
+                let v = match reply {
+                    Ok(frame) => frame,
+                    Err(msg) => tessera_resp::frame::Frame::Error(msg.into_bytes()),
                 };
-                let r = vm.run(f)?;
-                // Convert inside the scope: the value may hold scoped functions.
-                Ok(match r {
-                    Ok(v) => {
-                        let mut out = ReplyBuf::new(out_protocol);
-                        convert::lua_to_reply(&v, &mut out, 0);
-                        Ok(Value::String(lua.create_string(&out.buf)?))
-                    }
-                    Err(t) => {
-                        let msg: Vec<u8> = match t.raw_get::<Value>("err") {
-                            Ok(Value::String(s)) => s.as_bytes().to_vec(),
-                            _ => b"ERR unknown error".to_vec(),
-                        };
-                        let src = match (t.raw_get::<Value>("source"), t.raw_get::<Value>("line")) {
-                            (Ok(Value::String(s)), Ok(line)) => {
-                                let line = match line {
-                                    Value::Integer(i) => i,
-                                    Value::Number(n) => n as i64,
-                                    _ => 0,
-                                };
-                                Some((s.to_string_lossy(), line))
-                            }
-                            _ => None,
-                        };
-                        Err((msg, src))
-                    }
-                })
-            });
-            lua.remove_hook();
-            let _ = vm.globals.raw_set("KEYS", Value::Nil);
-            let _ = vm.globals.raw_set("ARGV", Value::Nil);
-            outcome.map_err(|e| e.to_string())
-        },
-    );
+                let is_err = matches!(v, tessera_resp::frame::Frame::Error(_));
+                let lv = convert::frame_to_lua(lua, v)?;
+                Ok((!(raise && is_err), lv))
+            })?;
+            let raising_call = scope.create_function(|lua, args: MultiValue| {
+                let mut st = state.borrow_mut();
+                match script_call(lua, &mut st, &args, spec.is_function) {
+                    Ok(tessera_resp::frame::Frame::Error(msg)) => Err(mlua::Error::runtime(
+                        format!("\u{1}tessera:{}", String::from_utf8_lossy(&msg)),
+                    )),
+                    Ok(frame) => convert::frame_to_lua(lua, frame),
+                    Err(msg) => Err(mlua::Error::runtime(format!("\u{1}tessera:{msg}"))),
+                }
+            })?;
+            let wrap: mlua::Function = vm.globals.get("__tessera_wrap_calls")?;
+            wrap.call::<()>((vm.redis.clone(), raw_call, raising_call))?;
+            let keys_t = lua.create_sequence_from(
+                keys.iter()
+                    .map(|k| lua.create_string(k))
+                    .collect::<mlua::Result<Vec<_>>>()?,
+            )?;
+            let argv_t = lua.create_sequence_from(
+                argv.iter()
+                    .map(|k| lua.create_string(k))
+                    .collect::<mlua::Result<Vec<_>>>()?,
+            )?;
+            // Functions get (keys, args) as arguments; EVAL scripts get
+            // the KEYS and ARGV globals.
+            let f = if spec.is_function {
+                scripting::functions::bind(&lua, f, keys_t, argv_t)?
+            } else {
+                vm.globals.raw_set("KEYS", keys_t)?;
+                vm.globals.raw_set("ARGV", argv_t)?;
+                f
+            };
+            let r = vm.run(f)?;
+            // Convert inside the scope: the value may hold scoped functions.
+            Ok(match r {
+                Ok(v) => {
+                    let mut out = ReplyBuf::new(out_protocol);
+                    convert::lua_to_reply(&v, &mut out, 0);
+                    Ok(Value::String(lua.create_string(&out.buf)?))
+                }
+                Err(t) => {
+                    let msg: Vec<u8> = match t.raw_get::<Value>("err") {
+                        Ok(Value::String(s)) => s.as_bytes().to_vec(),
+                        _ => b"ERR unknown error".to_vec(),
+                    };
+                    let src = match (t.raw_get::<Value>("source"), t.raw_get::<Value>("line")) {
+                        (Ok(Value::String(s)), Ok(line)) => {
+                            let line = match line {
+                                Value::Integer(i) => i,
+                                Value::Number(n) => n as i64,
+                                _ => 0,
+                            };
+                            Some((s.to_string_lossy(), line))
+                        }
+                        _ => None,
+                    };
+                    Err((msg, src))
+                }
+            })
+        });
+        lua.remove_hook();
+        let _ = vm.globals.raw_set("KEYS", Value::Nil);
+        let _ = vm.globals.raw_set("ARGV", Value::Nil);
+        outcome.map_err(|e| e.to_string())
+    });
 
     ctx.client.db = saved_db;
     ctx.client.info.db.store(saved_db, Relaxed);
@@ -521,11 +529,7 @@ pub fn run_function(
             let text = convert::error_text(&msg);
             let mut text = String::from_utf8_lossy(&text).into_owned();
             if let Some((source, line)) = src {
-                if spec.is_function {
-                    text = format!("{text} script: {}, on {}:{}.", spec.sha, source, line);
-                } else {
-                    text = format!("{text} script: {}, on {}:{}.", spec.sha, source, line);
-                }
+                text = format!("{text} script: {}, on {}:{}.", spec.sha, source, line);
             }
             Err(CmdError::msg(text))
         }
@@ -631,11 +635,7 @@ pub fn kill_running(ctx: &mut Ctx, function: bool) -> CmdResult {
         return Err(CmdError::msg("NOTBUSY No scripts in execution right now."));
     }
     if s.running_function.load(Relaxed) != function {
-        return Err(CmdError::msg(if function {
-            "NOTBUSY No scripts in execution right now."
-        } else {
-            "NOTBUSY No scripts in execution right now."
-        }));
+        return Err(CmdError::msg("NOTBUSY No scripts in execution right now."));
     }
     if s.wrote.load(Relaxed) {
         return Err(CmdError::msg("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."));

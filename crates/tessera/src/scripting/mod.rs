@@ -97,6 +97,9 @@ pub struct Script {
     pub flags: ScriptFlags,
 }
 
+/// The function FUNCTION STATS reports: name, command line, start.
+pub type RunningFunction = (String, Vec<Vec<u8>>, Instant);
+
 /// The process-wide script cache and run state.
 #[derive(Default)]
 pub struct Scripts {
@@ -113,7 +116,7 @@ pub struct Scripts {
     /// FUNCTION libraries.
     pub libraries: Mutex<functions::Libraries>,
     /// What runs now, for FUNCTION STATS: name, command line, start.
-    pub running_info: Mutex<Option<(String, Vec<Vec<u8>>, Instant)>>,
+    pub running_info: Mutex<Option<RunningFunction>>,
     /// The worker running a busy script (usize::MAX: none): the acceptor
     /// sends new connections elsewhere so SCRIPT KILL can get through.
     pub busy_worker: Arc<AtomicUsize>,
@@ -203,7 +206,7 @@ impl Rand48 {
         Rand48((((seed as u32) as u64) << 16 | 0x330E) & Self::MASK)
     }
 
-    pub fn next(&mut self) -> i32 {
+    pub fn next_value(&mut self) -> i32 {
         self.0 = (Self::A.wrapping_mul(self.0).wrapping_add(Self::C)) & Self::MASK;
         (self.0 >> 17) as i32
     }
@@ -441,7 +444,7 @@ fn install_math_random(lua: &Lua) -> mlua::Result<()> {
     const MAX: i64 = i32::MAX as i64;
     let math: Table = lua.globals().get("math")?;
     let random = lua.create_function(|_, args: MultiValue| {
-        let r = RAND.lock().next() as i64 % MAX;
+        let r = RAND.lock().next_value() as i64 % MAX;
         let r = r as f64 / MAX as f64;
         let nums: Vec<f64> = args
             .iter()

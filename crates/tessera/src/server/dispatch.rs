@@ -34,8 +34,7 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
             if let Some(id) = known {
                 client.worker.commands[id].rejected.add(1);
             }
-            flag_transaction(client);
-            reply_error(srv, client, out, &e);
+            reject(srv, client, out, &e, name.eq_ignore_ascii_case(b"exec"));
             finish_reply_mode(client, out, mark);
             return;
         }
@@ -45,8 +44,7 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
 
     if !client.authenticated && !cmd.has(flags::NO_AUTH) && srv.config.requirepass().is_some() {
         stats.rejected.add(1);
-        flag_transaction(client);
-        reply_error(srv, client, out, &CmdError::NoAuth);
+        reject(srv, client, out, &CmdError::NoAuth, cmd.name == "exec");
         finish_reply_mode(client, out, mark);
         return;
     }
@@ -71,9 +69,8 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
         let fits = super::evict::ensure_memory(srv, client);
         if !fits && cmd.has(flags::DENYOOM) {
             stats.rejected.add(1);
-            flag_transaction(client);
             deliver_events(srv, client, out, mark);
-            reply_error(srv, client, out, &CmdError::Oom);
+            reject(srv, client, out, &CmdError::Oom, cmd.name == "exec");
             finish_reply_mode(client, out, mark);
             return;
         }
@@ -84,8 +81,13 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
         && !is_shutdown_nosave(cmd, args)
     {
         stats.rejected.add(1);
-        flag_transaction(client);
-        reply_error(srv, client, out, &commands::scripting::busy_error(srv));
+        reject(
+            srv,
+            client,
+            out,
+            &commands::scripting::busy_error(srv),
+            cmd.name == "exec",
+        );
         finish_reply_mode(client, out, mark);
         return;
     }
@@ -131,11 +133,24 @@ fn is_shutdown_nosave(cmd: &CommandSpec, args: &[&[u8]]) -> bool {
     cmd.name == "shutdown" && args.iter().any(|a| a.eq_ignore_ascii_case(b"nosave"))
 }
 
-/// Whether a rejected command should also doom the open transaction.
-fn flag_transaction(client: &mut Client) {
+/// Replies to a command refused before running. Inside MULTI the refusal
+/// dooms the transaction; a refused EXEC discards it with the reason.
+fn reject(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, e: &CmdError, is_exec: bool) {
+    // (Redis words a refused EXEC this way even outside MULTI.)
+    if is_exec {
+        commands::multi::discard_transaction(srv, client);
+        let text = e.to_string();
+        let reason = text.strip_prefix("ERR ").unwrap_or(&text);
+        let abort = CmdError::msg(format!(
+            "EXECABORT Transaction discarded because of: {reason}"
+        ));
+        reply_error(srv, client, out, &abort);
+        return;
+    }
     if client.multi.active {
         client.multi.dirty_queue = true;
     }
+    reply_error(srv, client, out, e);
 }
 
 /// Commands that act at once even between MULTI and EXEC.

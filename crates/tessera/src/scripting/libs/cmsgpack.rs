@@ -318,7 +318,7 @@ unsafe fn decode_value(l: State, c: &mut Cur) -> LRes<()> {
                 ffi::lua_pushnumber(l, f64::from_bits(c.be(1, 8)));
                 c.consume(9);
             }
-            0xd9 | 0xda | 0xdb => {
+            0xd9..=0xdb => {
                 let h = match b {
                     0xd9 => 1,
                     0xda => 2,
@@ -330,7 +330,7 @@ unsafe fn decode_value(l: State, c: &mut Cur) -> LRes<()> {
                 push_bytes(l, &c.p[1 + h..1 + h + len]);
                 c.consume(1 + h + len);
             }
-            0xdc | 0xdd | 0xde | 0xdf => {
+            0xdc..=0xdf => {
                 let h = if b == 0xdc || b == 0xde { 2 } else { 4 };
                 need!(1 + h);
                 let len = c.be(1, h) as usize;
