@@ -25,6 +25,8 @@ mod hll;
 mod keyspace;
 #[path = "differential/lists.rs"]
 mod lists;
+#[path = "differential/pubsub.rs"]
+mod pubsub;
 #[path = "differential/scripts.rs"]
 mod scripts;
 #[path = "differential/sets.rs"]
@@ -106,4 +108,9 @@ fn scripts() {
 #[test]
 fn transactions() {
     harness::run_family(&transactions::FAMILY);
+}
+
+#[test]
+fn pubsub() {
+    harness::run_family(&pubsub::FAMILY);
 }

@@ -2,12 +2,14 @@
 //! lives in [`crate::scripting`]; this module parses the commands, takes the
 //! locks that make a script atomic, and runs it.
 
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 use mlua::{MultiValue, Value};
+use smallvec::SmallVec;
 use tessera_resp::encode::{Protocol, ReplyBuf};
+use tessera_resp::frame::Frame;
 
 use super::args::{eq_ic, int};
 use super::flags::*;
@@ -264,11 +266,14 @@ fn eval_ro(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn by_sha(ctx: &Ctx, sha: &[u8]) -> Result<std::sync::Arc<Script>, CmdError> {
-    let sha = String::from_utf8_lossy(sha).to_ascii_lowercase();
-    ctx.srv
-        .scripts
-        .get(&sha)
-        .ok_or_else(|| CmdError::msg("NOSCRIPT No matching script. Please use EVAL."))
+    let found = match std::str::from_utf8(sha) {
+        Ok(s) if !s.bytes().any(|c| c.is_ascii_uppercase()) => ctx.srv.scripts.get(s),
+        _ => ctx
+            .srv
+            .scripts
+            .get(&String::from_utf8_lossy(sha).to_ascii_lowercase()),
+    };
+    found.ok_or_else(|| CmdError::msg("NOSCRIPT No matching script. Please use EVAL."))
 }
 
 fn evalsha(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
@@ -291,8 +296,8 @@ fn run(ctx: &mut Ctx, args: &[&[u8]], script: &Script, ro_command: bool) -> CmdR
             "ERR Can not execute a script with write flag using *_ro command.",
         ));
     }
-    let sha = script.sha.clone();
-    let code = code_of(&script.body).to_vec();
+    let sha = script.sha.as_str();
+    let code = code_of(&script.body);
     run_function(
         ctx,
         keys,
@@ -302,18 +307,14 @@ fn run(ctx: &mut Ctx, args: &[&[u8]], script: &Script, ro_command: bool) -> CmdR
             read_only,
             is_function: false,
             chunk_name: "@user_script",
-            sha: &sha,
+            sha,
         },
         |vm| {
-            vm.function(&sha, &code, "@user_script")
+            vm.function(sha, code, "@user_script")
                 .map_err(|e| format!("ERR Error compiling script (new function): {e}"))
         },
     )
 }
-
-/// A script's result: its reply bytes, or its error text and the source
-/// line it came from.
-type ScriptOutcome = Result<Value, (Vec<u8>, Option<(String, i64)>)>;
 
 /// What kind of script is run, and how.
 pub struct RunSpec<'a> {
@@ -332,6 +333,112 @@ struct CallState<'s, 'c> {
     read_only: bool,
     allow_oom: bool,
     now_ms: i64,
+    started: Instant,
+    threshold_ms: u64,
+    worker_index: usize,
+    is_function: bool,
+}
+
+thread_local! {
+    /// The script running on this thread: a [`CallState`] with its
+    /// lifetimes erased, set by [`CurrentRun`] for the length of the run.
+    static CURRENT: Cell<*mut ()> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+/// Publishes a run's state to the `redis.call` functions and the timeout
+/// hook (created once per Lua state, so they cannot borrow it) and takes it
+/// back when dropped.
+struct CurrentRun;
+
+impl CurrentRun {
+    fn start(state: &mut CallState) -> CurrentRun {
+        CURRENT.with(|c| c.set(state as *mut CallState as *mut ()));
+        CurrentRun
+    }
+}
+
+impl Drop for CurrentRun {
+    fn drop(&mut self) {
+        CURRENT.with(|c| c.set(std::ptr::null_mut()));
+    }
+}
+
+/// Runs `f` on the current run's state, if a script is running here.
+fn with_current<R>(f: impl FnOnce(&mut CallState) -> R) -> Option<R> {
+    // Taken out while in use, so a nested use finds nothing instead of
+    // aliasing it.
+    let p = CURRENT.with(|c| c.replace(std::ptr::null_mut()));
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: `p` was set by `CurrentRun::start` from a `CallState` that
+    // lives on the stack of `run_function`, which drops the `CurrentRun`
+    // (clearing the pointer) before that state goes away; the pointer is
+    // thread-local and taken out above, so this is the only reference.
+    let st = unsafe { &mut *(p as *mut CallState<'static, 'static>) };
+    let r = f(st);
+    CURRENT.with(|c| c.set(p));
+    Some(r)
+}
+
+const NOT_RUNNING: &str = "\u{1}tessera:ERR redis.call can only be used while a script runs";
+
+/// Installs `redis.call`, `redis.pcall` and the timeout hook in a new Lua
+/// state; they act on whichever script is running on this thread.
+pub fn install_calls(
+    lua: &mlua::Lua,
+    globals: &mlua::Table,
+    redis: &mlua::Table,
+) -> mlua::Result<()> {
+    let raw_call = lua.create_function(|lua, args: MultiValue| {
+        let reply = with_current(|st| script_call(lua, st, &args))
+            .unwrap_or_else(|| Err(NOT_RUNNING.into()));
+        let frame = match reply {
+            Ok(frame) => frame,
+            Err(msg) => Frame::Error(msg.into_bytes()),
+        };
+        convert::frame_to_lua(lua, frame)
+    })?;
+    let raising_call = lua.create_function(|lua, args: MultiValue| {
+        let reply = with_current(|st| script_call(lua, st, &args))
+            .unwrap_or_else(|| Err(NOT_RUNNING.into()));
+        match reply {
+            Ok(Frame::Error(msg)) => Err(mlua::Error::runtime(format!(
+                "\u{1}tessera:{}",
+                String::from_utf8_lossy(&msg)
+            ))),
+            Ok(frame) => convert::frame_to_lua(lua, frame),
+            Err(msg) => Err(mlua::Error::runtime(format!("\u{1}tessera:{msg}"))),
+        }
+    })?;
+    let wrap: mlua::Function = globals.get("__tessera_wrap_calls")?;
+    wrap.call::<()>((redis.clone(), raw_call, raising_call))?;
+    lua.set_hook(
+        mlua::HookTriggers::new().every_nth_instruction(100_000),
+        |_, _| {
+            let verdict = with_current(|st| {
+                let srv = st.srv;
+                if st.threshold_ms > 0
+                    && st.started.elapsed() >= Duration::from_millis(st.threshold_ms)
+                    && !srv.keyspace.busy.load(Relaxed)
+                {
+                    srv.keyspace.busy.store(true, Relaxed);
+                    srv.scripts.busy_worker.store(st.worker_index, Relaxed);
+                }
+                if srv.scripts.kill.load(Relaxed) {
+                    return Err(mlua::Error::runtime(if st.is_function {
+                        "\u{1}tessera:ERR Script killed by user with FUNCTION KILL..."
+                    } else {
+                        "\u{1}tessera:ERR Script killed by user with SCRIPT KILL..."
+                    }));
+                }
+                Ok(())
+            });
+            verdict.unwrap_or(Ok(()))?;
+            Ok(mlua::VmState::Continue)
+        },
+    );
+    Ok(())
 }
 
 /// Runs a Lua function (an EVAL body or an FCALL target) atomically with
@@ -354,15 +461,16 @@ pub fn run_function(
     }
     // Scripts run one at a time; a transaction running this script already
     // holds the lock (and its shards).
-    let _script_guard = if ctx.client.multi.in_exec {
+    let in_exec = ctx.client.multi.in_exec;
+    let _script_guard = if in_exec {
         None
     } else {
         Some(lock_scripts_or_busy(srv)?)
     };
-    let mut idxs: Vec<usize> = keys.iter().map(|k| shard_of(k)).collect();
+    let mut idxs: SmallVec<[usize; 4]> = keys.iter().map(|k| shard_of(k)).collect();
     idxs.sort_unstable();
     idxs.dedup();
-    let _held = if ctx.client.multi.in_exec {
+    let _held = if in_exec {
         None
     } else {
         Some(srv.keyspace.hold(&idxs))
@@ -372,7 +480,6 @@ pub fn run_function(
 
     let saved_db = ctx.client.db;
     let saved_mode = ctx.client.reply_mode;
-    let saved_in_exec = ctx.client.multi.in_exec;
     ctx.client.reply_mode = ReplyMode::On;
     ctx.client.multi.in_exec = true;
     srv.scripts.kill.store(false, Relaxed);
@@ -383,149 +490,78 @@ pub fn run_function(
         .store(spec.is_function, Relaxed);
     convert::SCRIPT_RESP.with(|r| r.set(2));
 
-    let state = RefCell::new(CallState {
+    let worker_index = srv
+        .workers
+        .iter()
+        .position(|w| std::sync::Arc::ptr_eq(w, &ctx.client.worker))
+        .unwrap_or(usize::MAX);
+    let Ctx {
+        client,
+        out,
+        now_ms,
+        ..
+    } = ctx;
+    let mut state = CallState {
         srv,
-        client: &mut *ctx.client,
+        client: &mut **client,
         read_only: spec.read_only,
         allow_oom: spec.flags.allow_oom,
-        now_ms: ctx.now_ms,
-    });
-    let worker_index = {
-        let st = state.borrow();
-        srv.workers
-            .iter()
-            .position(|w| std::sync::Arc::ptr_eq(w, &st.client.worker))
-            .unwrap_or(usize::MAX)
+        now_ms: *now_ms,
+        started: Instant::now(),
+        threshold_ms: srv.config.busy_reply_threshold(),
+        worker_index,
+        is_function: spec.is_function,
     };
-    let out_protocol = ctx.out.protocol;
-    let result = scripting::with_vm(&srv.scripts, |vm| -> Result<ScriptOutcome, String> {
-        let f = get_fn(vm)?;
-        let lua = vm.lua.clone();
-        let started = Instant::now();
-        let threshold = srv.config.busy_reply_threshold();
-        let busy = srv.keyspace.busy.clone();
-        let busy_worker = srv.scripts.busy_worker.clone();
-        let kill = srv.scripts.kill.clone();
-        let killed_text = if spec.is_function {
-            "\u{1}tessera:ERR Script killed by user with FUNCTION KILL..."
-        } else {
-            "\u{1}tessera:ERR Script killed by user with SCRIPT KILL..."
-        };
-        lua.set_hook(
-            mlua::HookTriggers::new().every_nth_instruction(100_000),
-            move |_, _| {
-                if threshold > 0
-                    && started.elapsed() >= Duration::from_millis(threshold)
-                    && !busy.load(Relaxed)
-                {
-                    busy.store(true, Relaxed);
-                    busy_worker.store(worker_index, Relaxed);
-                }
-                if kill.load(Relaxed) {
-                    return Err(mlua::Error::runtime(killed_text));
-                }
-                Ok(mlua::VmState::Continue)
-            },
-        );
-        let outcome = lua.scope(|scope| {
-            let raw_call = scope.create_function(|lua, args: MultiValue| {
-                let mut it = args.into_iter();
-                let raise = matches!(it.next(), Some(Value::Boolean(true)));
-                let rest: MultiValue = it.collect();
-                let mut st = state.borrow_mut();
-                let reply = script_call(lua, &mut st, &rest, spec.is_function);
-                let v = match reply {
-                    Ok(frame) => frame,
-                    Err(msg) => tessera_resp::frame::Frame::Error(msg.into_bytes()),
+    let out: &mut ReplyBuf = out;
+    let result = {
+        let _current = CurrentRun::start(&mut state);
+        scripting::with_vm(&srv.scripts, |vm| -> Result<Option<ScriptError>, String> {
+            let f = get_fn(vm)?;
+            let outcome = (|| -> mlua::Result<Option<ScriptError>> {
+                vm.fill_args(keys, argv)?;
+                let (keys_t, argv_t) = (vm.keys_t.clone(), vm.argv_t.clone());
+                // Functions get (keys, args) as arguments; EVAL scripts get
+                // the KEYS and ARGV globals.
+                let f = if spec.is_function {
+                    scripting::functions::bind(&vm.lua, f, keys_t, argv_t)?
+                } else {
+                    vm.globals.raw_set("KEYS", keys_t)?;
+                    vm.globals.raw_set("ARGV", argv_t)?;
+                    f
                 };
-                let is_err = matches!(v, tessera_resp::frame::Frame::Error(_));
-                let lv = convert::frame_to_lua(lua, v)?;
-                Ok((!(raise && is_err), lv))
-            })?;
-            let raising_call = scope.create_function(|lua, args: MultiValue| {
-                let mut st = state.borrow_mut();
-                match script_call(lua, &mut st, &args, spec.is_function) {
-                    Ok(tessera_resp::frame::Frame::Error(msg)) => Err(mlua::Error::runtime(
-                        format!("\u{1}tessera:{}", String::from_utf8_lossy(&msg)),
-                    )),
-                    Ok(frame) => convert::frame_to_lua(lua, frame),
-                    Err(msg) => Err(mlua::Error::runtime(format!("\u{1}tessera:{msg}"))),
-                }
-            })?;
-            let wrap: mlua::Function = vm.globals.get("__tessera_wrap_calls")?;
-            wrap.call::<()>((vm.redis.clone(), raw_call, raising_call))?;
-            let keys_t = lua.create_sequence_from(
-                keys.iter()
-                    .map(|k| lua.create_string(k))
-                    .collect::<mlua::Result<Vec<_>>>()?,
-            )?;
-            let argv_t = lua.create_sequence_from(
-                argv.iter()
-                    .map(|k| lua.create_string(k))
-                    .collect::<mlua::Result<Vec<_>>>()?,
-            )?;
-            // Functions get (keys, args) as arguments; EVAL scripts get
-            // the KEYS and ARGV globals.
-            let f = if spec.is_function {
-                scripting::functions::bind(&lua, f, keys_t, argv_t)?
-            } else {
-                vm.globals.raw_set("KEYS", keys_t)?;
-                vm.globals.raw_set("ARGV", argv_t)?;
-                f
-            };
-            let r = vm.run(f)?;
-            // Convert inside the scope: the value may hold scoped functions.
-            Ok(match r {
-                Ok(v) => {
-                    let mut out = ReplyBuf::new(out_protocol);
-                    convert::lua_to_reply(&v, &mut out, 0);
-                    Ok(Value::String(lua.create_string(&out.buf)?))
-                }
-                Err(t) => {
-                    let msg: Vec<u8> = match t.raw_get::<Value>("err") {
-                        Ok(Value::String(s)) => s.as_bytes().to_vec(),
-                        _ => b"ERR unknown error".to_vec(),
-                    };
-                    let src = match (t.raw_get::<Value>("source"), t.raw_get::<Value>("line")) {
-                        (Ok(Value::String(s)), Ok(line)) => {
-                            let line = match line {
-                                Value::Integer(i) => i,
-                                Value::Number(n) => n as i64,
-                                _ => 0,
-                            };
-                            Some((s.to_string_lossy(), line))
-                        }
-                        _ => None,
-                    };
-                    Err((msg, src))
-                }
-            })
-        });
-        lua.remove_hook();
-        let _ = vm.globals.raw_set("KEYS", Value::Nil);
-        let _ = vm.globals.raw_set("ARGV", Value::Nil);
-        outcome.map_err(|e| e.to_string())
-    });
+                Ok(match vm.run(f)? {
+                    Ok(v) => {
+                        convert::lua_to_reply(&v, out, 0);
+                        None
+                    }
+                    Err(t) => Some(script_error(&t)),
+                })
+            })();
+            if !spec.is_function {
+                let _ = vm.globals.raw_set("KEYS", Value::Nil);
+                let _ = vm.globals.raw_set("ARGV", Value::Nil);
+            }
+            outcome.map_err(|e| e.to_string())
+        })
+    };
+    drop(state);
 
     ctx.client.db = saved_db;
     ctx.client.info.db.store(saved_db, Relaxed);
     ctx.client.reply_mode = saved_mode;
-    ctx.client.multi.in_exec = saved_in_exec;
+    ctx.client.multi.in_exec = in_exec;
     srv.scripts.running.store(false, Relaxed);
     srv.scripts.running_function.store(false, Relaxed);
-    srv.keyspace.busy.store(false, Relaxed);
-    srv.scripts.busy_worker.store(usize::MAX, Relaxed);
+    if srv.keyspace.busy.load(Relaxed) {
+        srv.keyspace.busy.store(false, Relaxed);
+        srv.scripts.busy_worker.store(usize::MAX, Relaxed);
+    }
     srv.scripts.kill.store(false, Relaxed);
 
     match result {
-        Err(e) => Err(CmdError::msg(e)),
-        Ok(Err(e)) => Err(CmdError::msg(e)),
-        Ok(Ok(Ok(Value::String(bytes)))) => {
-            ctx.out.raw(&bytes.as_bytes());
-            Ok(())
-        }
-        Ok(Ok(Ok(_))) => Ok(()),
-        Ok(Ok(Err((msg, src)))) => {
+        Err(e) | Ok(Err(e)) => Err(CmdError::msg(e)),
+        Ok(Ok(None)) => Ok(()),
+        Ok(Ok(Some((msg, src)))) => {
             let text = convert::error_text(&msg);
             let mut text = String::from_utf8_lossy(&text).into_owned();
             if let Some((source, line)) = src {
@@ -536,15 +572,31 @@ pub fn run_function(
     }
 }
 
+/// A script's error: its text and the source line it came from.
+type ScriptError = (Vec<u8>, Option<(String, i64)>);
+
+fn script_error(t: &mlua::Table) -> ScriptError {
+    let msg: Vec<u8> = match t.raw_get::<Value>("err") {
+        Ok(Value::String(s)) => s.as_bytes().to_vec(),
+        _ => b"ERR unknown error".to_vec(),
+    };
+    let src = match (t.raw_get::<Value>("source"), t.raw_get::<Value>("line")) {
+        (Ok(Value::String(s)), Ok(line)) => {
+            let line = match line {
+                Value::Integer(i) => i,
+                Value::Number(n) => n as i64,
+                _ => 0,
+            };
+            Some((s.to_string_lossy(), line))
+        }
+        _ => None,
+    };
+    (msg, src)
+}
+
 /// One `redis.call`: checks, runs the command, returns its reply frame.
-fn script_call(
-    _lua: &mlua::Lua,
-    st: &mut CallState,
-    args: &MultiValue,
-    is_function: bool,
-) -> Result<tessera_resp::frame::Frame, String> {
-    let _ = is_function;
-    let argv = convert::call_args(_lua, args).map_err(|e| e.to_string())?;
+fn script_call(lua: &mlua::Lua, st: &mut CallState, args: &MultiValue) -> Result<Frame, String> {
+    let argv = convert::call_args(lua, args).map_err(|e| e.to_string())?;
     if argv.is_empty() {
         return Err("ERR Please specify at least one argument for this redis lib call".into());
     }

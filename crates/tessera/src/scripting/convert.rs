@@ -14,12 +14,12 @@ pub fn frame_to_lua(lua: &Lua, f: Frame) -> mlua::Result<Value> {
     Ok(match f {
         Frame::Simple(s) => {
             let t = lua.create_table()?;
-            t.raw_set("ok", lua.create_string(&s)?)?;
+            t.raw_set("ok", bstr::BStr::new(&s))?;
             Value::Table(t)
         }
         Frame::Error(e) | Frame::BulkError(e) => {
             let t = lua.create_table()?;
-            t.raw_set("err", lua.create_string(&e)?)?;
+            t.raw_set("err", bstr::BStr::new(&e))?;
             Value::Table(t)
         }
         Frame::Integer(n) => Value::Number(n as f64),
@@ -196,17 +196,22 @@ fn table_to_reply(t: &Table, out: &mut ReplyBuf, depth: usize) {
 }
 
 /// Status and error texts cannot contain newlines in RESP.
-fn sanitize(s: &[u8]) -> Vec<u8> {
-    s.iter()
-        .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c })
-        .collect()
+fn sanitize(s: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if !s.iter().any(|&c| c == b'\r' || c == b'\n') {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    std::borrow::Cow::Owned(
+        s.iter()
+            .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c })
+            .collect(),
+    )
 }
 
 /// An error table's text as sent: a leading `-` is dropped (error_reply
 /// adds one), an empty text becomes a generic error.
 pub fn error_text(e: &[u8]) -> Vec<u8> {
     let e = e.strip_prefix(b"-").unwrap_or(e);
-    sanitize(e)
+    sanitize(e).into_owned()
 }
 
 /// Arguments of `redis.call` as byte strings: strings and numbers only
