@@ -503,7 +503,7 @@ pub fn run_function(
     } = ctx;
     let mut state = CallState {
         srv,
-        client: &mut **client,
+        client,
         read_only: spec.read_only,
         allow_oom: spec.flags.allow_oom,
         now_ms: *now_ms,
@@ -544,8 +544,6 @@ pub fn run_function(
             outcome.map_err(|e| e.to_string())
         })
     };
-    drop(state);
-
     ctx.client.db = saved_db;
     ctx.client.info.db.store(saved_db, Relaxed);
     ctx.client.reply_mode = saved_mode;
