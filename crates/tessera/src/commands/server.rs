@@ -497,21 +497,24 @@ fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
         "clients" => {
             let _ = write!(
                 t,
-                "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:{}\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n",
+                "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:{}\r\ntracking_clients:{}\r\nclients_in_timeout_table:0\r\n",
                 srv.clients.connected(),
                 cfg.maxclients(),
                 srv.blocking.blocked_clients(),
+                srv.tracking.tracking_clients(),
             );
         }
         "memory" => {
             let used = srv.used_memory_now();
+            let lua_mem = crate::scripting::lua_memory();
+            let nfuncs = srv.scripts.libraries.lock().function_count();
             let rss = crate::server::memory::rss_bytes();
             let (allocated, active, resident, _mapped, _retained) =
                 crate::server::memory::allocator_stats();
             let peak = srv.peak_memory.load(Relaxed).max(used);
             let _ = write!(
                 t,
-                "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\nused_memory_dataset:{used}\r\nallocator_allocated:{allocated}\r\nallocator_active:{active}\r\nallocator_resident:{resident}\r\ntotal_system_memory:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_allocator:jemalloc\r\nlazyfree_pending_objects:{}\r\nlazyfreed_objects:{}\r\n",
+                "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\nused_memory_dataset:{used}\r\nallocator_allocated:{allocated}\r\nallocator_active:{active}\r\nallocator_resident:{resident}\r\ntotal_system_memory:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_allocator:jemalloc\r\nlazyfree_pending_objects:{}\r\nlazyfreed_objects:{}\r\nused_memory_lua:{}\r\nused_memory_lua_human:{}\r\nused_memory_scripts_eval:{}\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:{}\r\nused_memory_scripts:{}\r\nused_memory_scripts_human:{}\r\n",
                 human(used),
                 human(rss),
                 human(peak),
@@ -524,6 +527,13 @@ fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
                 if used > 0 { rss as f64 / used as f64 } else { 1.0 },
                 crate::server::lazyfree::pending(),
                 crate::server::lazyfree::freed(),
+                lua_mem,
+                human(lua_mem as u64),
+                srv.scripts.memory(),
+                srv.scripts.count(),
+                nfuncs,
+                srv.scripts.memory(),
+                human(srv.scripts.memory() as u64),
             );
         }
         "persistence" => {
@@ -539,7 +549,7 @@ fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
             let total = |f: fn(&crate::server::stats::WorkerStats) -> u64| srv.stat_total(f);
             let _ = write!(
                 t,
-                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:0\r\npubsub_patterns:0\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\ntotal_error_replies:{}\r\n",
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\ntotal_error_replies:{}\r\n",
                 total(|w| w.connections_received.get()),
                 total(|w| w.commands_processed.get()),
                 ops,
@@ -552,6 +562,12 @@ fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
                 total(|w| w.evicted_keys.get()),
                 ks.keyspace_hits,
                 ks.keyspace_misses,
+                srv.pubsub.channel_count(),
+                srv.pubsub.pattern_count(),
+                srv.pubsub.active(crate::server::pubsub::Kind::Shard, None).len(),
+                srv.tracking.tracked_keys(),
+                srv.tracking.tracked_keys(),
+                srv.tracking.prefix_count(),
                 error_totals(ctx).values().sum::<u64>(),
             );
         }
