@@ -35,6 +35,8 @@ pub struct Client {
     pub no_touch: bool,
     /// Set by QUIT and protocol errors: flush replies, then close.
     pub close_after_reply: bool,
+    /// Close without sending anything more (output limit exceeded).
+    pub close_now: bool,
     pub info: Arc<ClientInfo>,
     pub worker: Arc<WorkerStats>,
     /// Set by MONITOR: the task turns into a monitor feed after the reply.

@@ -44,6 +44,7 @@ pub async fn serve(srv: Arc<ServerState>, worker: Arc<WorkerStats>, stream: TcpS
         no_evict: false,
         no_touch: false,
         close_after_reply: false,
+        close_now: false,
         info: info.clone(),
         worker,
         become_monitor: false,
@@ -85,7 +86,10 @@ async fn run(
         }
         let blocked = process_buffer(srv, client, &mut parser, &mut rbuf, &mut out).await;
         take_outbox(client, &mut out);
-        flush(client, &mut out, stream).await?;
+        if client.close_now {
+            return Ok(());
+        }
+        flush_within_limits(srv, client, &mut out, stream).await?;
         if client.close_after_reply || client.become_monitor {
             return Ok(());
         }
@@ -150,6 +154,9 @@ async fn process_buffer(
     let limits = Limits {
         proto_max_bulk_len: srv.config.proto_max_bulk_len(),
     };
+    let normal_limit = srv
+        .config
+        .client_output_buffer_limit(crate::config::ClientClass::Normal);
     while pos < rbuf.len() && !client.close_after_reply && !client.become_monitor {
         let auth_required = !client.authenticated;
         match parser.parse(&rbuf[pos..], &limits, auth_required) {
@@ -179,6 +186,17 @@ async fn process_buffer(
                 };
                 if !args.is_empty() {
                     dispatch::execute(srv, client, out, &args);
+                    if normal_limit.hard_bytes > 0
+                        && out.buf.len() as u64 >= normal_limit.hard_bytes
+                        && !client.receives_pushes()
+                    {
+                        // Over the normal class's hard limit: Redis drops
+                        // the client without sending what it owes.
+                        srv.log_obuf_kill(&client.info);
+                        out.buf.clear();
+                        client.close_now = true;
+                        client.close_after_reply = true;
+                    }
                     if let Some(mut req) = client.block.take() {
                         let argv = req
                             .rerun_args
@@ -220,6 +238,38 @@ async fn flush(client: &Client, out: &mut ReplyBuf, stream: &mut TcpStream) -> s
         out.buf.shrink_to(64 * 1024);
     }
     Ok(())
+}
+
+/// Flushes, applying the soft output limit of the client's class: a
+/// client that leaves more than the soft limit unread for longer than its
+/// time is disconnected, as Redis does.
+async fn flush_within_limits(
+    srv: &ServerState,
+    client: &Client,
+    out: &mut ReplyBuf,
+    stream: &mut TcpStream,
+) -> std::io::Result<()> {
+    use crate::config::ClientClass;
+    let class = if client.receives_pushes() {
+        ClientClass::Pubsub
+    } else {
+        ClientClass::Normal
+    };
+    let limit = srv.config.client_output_buffer_limit(class);
+    if limit.soft_bytes == 0 || (out.buf.len() as u64) < limit.soft_bytes {
+        return flush(client, out, stream).await;
+    }
+    let allowed = Duration::from_secs(limit.soft_seconds.max(1));
+    match tokio::time::timeout(allowed, flush(client, out, stream)).await {
+        Ok(r) => r,
+        Err(_) => {
+            srv.log_obuf_kill(&client.info);
+            Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "output buffer over the soft limit for too long",
+            ))
+        }
+    }
 }
 
 /// Waits while the client is blocked, then writes the blocked command's
