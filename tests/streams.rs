@@ -1434,3 +1434,83 @@ fn deleting_a_stream_or_group_unblocks_xreadgroup() {
     );
     assert_eq!(w.call(&["PING"]), Frame::Simple(b"PONG".to_vec()));
 }
+
+/// A stream that goes away by being overwritten or by expiring answers its blocked
+/// XREADGROUP readers, as Redis 7.0 does; a reader blocked on several streams is served from
+/// the one that became ready first.
+#[test]
+fn overwritten_or_expired_streams_unblock_readers_and_first_ready_key_wins() {
+    let s = TestServer::start();
+    let mut b = s.raw();
+    assert_eq!(
+        b.call(&["XGROUP", "CREATE", "ow", "g", "$", "MKSTREAM"]),
+        ok()
+    );
+    let mut a = s.raw();
+    a.send(&[
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "c",
+        "BLOCK",
+        "0",
+        "STREAMS",
+        "ow",
+        ">",
+    ]);
+    wait_until(
+        Duration::from_secs(10),
+        || matches!(b.call(&["CLIENT", "LIST"]), Frame::Bulk(l) if String::from_utf8_lossy(&l).contains("flags=b")),
+    );
+    assert_eq!(b.call(&["SET", "ow", "foo"]), Frame::Simple(b"OK".to_vec()));
+    assert_eq!(
+        a.read_frame(),
+        error("UNBLOCKED the stream key no longer exists")
+    );
+
+    assert_eq!(
+        b.call(&["XGROUP", "CREATE", "ex", "g", "$", "MKSTREAM"]),
+        ok()
+    );
+    assert_eq!(b.call(&["PEXPIRE", "ex", "300"]), int(1));
+    a.send(&[
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "c",
+        "BLOCK",
+        "0",
+        "STREAMS",
+        "ex",
+        ">",
+    ]);
+    assert_eq!(
+        a.read_frame(),
+        error("UNBLOCKED the stream key no longer exists")
+    );
+
+    a.send(&["XREAD", "BLOCK", "0", "STREAMS", "k1", "k2", "$", "$"]);
+    wait_until(
+        Duration::from_secs(10),
+        || matches!(b.call(&["CLIENT", "LIST"]), Frame::Bulk(l) if String::from_utf8_lossy(&l).contains("flags=b")),
+    );
+    b.call(&["MULTI"]);
+    b.call(&["XADD", "k1", "1-1", "f", "v"]);
+    b.call(&["XADD", "k2", "1-1", "f", "v"]);
+    assert!(matches!(b.call(&["EXEC"]), Frame::Array(_)));
+    match a.read_frame() {
+        Frame::Array(streams) => {
+            assert_eq!(
+                streams.len(),
+                1,
+                "served from one stream only: {}",
+                fmt_frame(&Frame::Array(streams.clone()))
+            );
+            assert_eq!(
+                streams[0],
+                Frame::Array(vec![bulk("k1"), entries(&[("1-1", &["f", "v"])])])
+            );
+        }
+        other => panic!("XREAD answered {}", fmt_frame(&other)),
+    }
+}

@@ -1014,6 +1014,11 @@ fn xread_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) -> CmdResult {
     // A re-run after a wake-up: Redis answers blocked readers whose key or
     // group went away with errors of its own.
     let rerun = ctx.client.info.blocked.load(Relaxed);
+    let woken_by = if rerun {
+        ctx.client.woken_by.clone()
+    } else {
+        None
+    };
     let now = ctx.now_ms;
     let me = ctx.client.id;
     let blocking = &ctx.srv.blocking;
@@ -1068,7 +1073,17 @@ fn xread_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) -> CmdResult {
         }
         let mut tmp = scratch(out);
         let mut served = 0;
+        // A woken reader is served from the stream that became ready first
+        // only, as Redis does; from any stream if that one has nothing.
+        for pass in 0..2 {
+        let only: Option<&[u8]> = if pass == 0 { woken_by.as_deref() } else { None };
+        if pass == 1 && (woken_by.is_none() || served > 0) {
+            break;
+        }
         for (i, &key) in keys.iter().enumerate() {
+            if only.is_some_and(|o| o != key) {
+                continue;
+            }
             let Ok(Some(s)) = as_stream(db.get_write(key)) else {
                 continue;
             };
@@ -1129,6 +1144,7 @@ fn xread_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) -> CmdResult {
                     served += 1;
                 }
             }
+        }
         }
         if served == 0 && r.block_ms.is_some() {
             if let Some((group, _)) = r.group {

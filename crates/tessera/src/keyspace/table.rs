@@ -210,6 +210,15 @@ impl Table {
         std::mem::swap(&mut a.watched, &mut b.watched);
     }
 
+    /// A stream going away (deleted, expired, evicted, overwritten) answers
+    /// the clients blocked reading it (Redis's signalDeletedKeyAsReady).
+    #[inline]
+    fn gone(&self, key: &[u8], entry: &Entry) {
+        if matches!(entry.value, Value::Stream(_)) {
+            events::ready(self.db, key);
+        }
+    }
+
     /// A deleted-because-expired key: its watchers, caches and
     /// subscribers hear of it.
     fn expired(&mut self, key: &[u8]) {
@@ -285,7 +294,11 @@ impl Table {
     pub fn insert_expiring(&mut self, key: &[u8], mut entry: Entry, at_ms: i64) -> Option<Entry> {
         entry.ttl = at_ms != 0;
         let old = match self.map.get_index_of(key) {
-            Some(idx) => Some(std::mem::replace(&mut self.map[idx], entry)),
+            Some(idx) => {
+                let old = std::mem::replace(&mut self.map[idx], entry);
+                self.gone(key, &old);
+                Some(old)
+            }
             None => {
                 self.reserve_one();
                 self.map.insert(Key::from_slice(key), entry);
@@ -304,8 +317,9 @@ impl Table {
         self.record_expire(&key, at_ms, was);
         self.reserve_one();
         let old = self.map.insert(key.clone(), entry);
-        if old.is_none() {
-            events::notify(Class::NEW, "new", self.db, &key);
+        match &old {
+            None => events::notify(Class::NEW, "new", self.db, &key),
+            Some(o) => self.gone(&key, o),
         }
         old
     }
@@ -344,6 +358,7 @@ impl Table {
     /// RENAME and MOVE.
     pub fn remove_full(&mut self, key: &[u8]) -> Option<(Key, Entry, i64)> {
         let (_, k, e) = self.map.swap_remove_full(key)?;
+        self.gone(&k, &e);
         let at = if e.ttl {
             self.expires.swap_remove(key).unwrap_or(0)
         } else {
@@ -361,6 +376,7 @@ impl Table {
         if e.ttl {
             self.expires.swap_remove(&k);
         }
+        self.gone(&k, &e);
         e
     }
 
@@ -431,7 +447,9 @@ impl Table {
                 .is_some_and(|(_, &at)| at <= now_ms);
             if dead {
                 if let Some((k, _)) = self.expires.swap_remove_index(idx) {
-                    self.map.swap_remove(&k);
+                    if let Some(e) = self.map.swap_remove(&k) {
+                        self.gone(&k, &e);
+                    }
                     self.expired(&k);
                 }
                 expired += 1;

@@ -59,6 +59,9 @@ pub struct Waiter {
     pub client_id: u64,
     reason: AtomicU8,
     pub notify: Notify,
+    /// The first key signalled since the last look (Redis serves a client
+    /// blocked on several streams from the key that became ready first).
+    ready_key: Mutex<Option<Key>>,
 }
 
 impl Waiter {
@@ -67,6 +70,7 @@ impl Waiter {
             client_id,
             reason: AtomicU8::new(Wake::None as u8),
             notify: Notify::new(),
+            ready_key: Mutex::new(None),
         })
     }
 
@@ -74,6 +78,18 @@ impl Waiter {
         // An unblock request wins over a readiness signal.
         let _ = self.reason.fetch_max(why as u8, Relaxed);
         self.notify.notify_one();
+    }
+
+    fn note_ready(&self, key: &[u8]) {
+        let mut k = self.ready_key.lock();
+        if k.is_none() {
+            *k = Some(Key::from_slice(key));
+        }
+    }
+
+    /// Takes the first key signalled since the last call.
+    pub fn take_ready_key(&self) -> Option<Key> {
+        self.ready_key.lock().take()
     }
 
     /// Takes the reason for the last wake-up.
@@ -146,6 +162,7 @@ impl BlockingRegistry {
         }
         let q = self.queues.lock();
         if let Some(first) = q.get(&(db, Key::from_slice(key))).and_then(|q| q.front()) {
+            first.note_ready(key);
             first.wake(Wake::Ready);
         }
     }

@@ -37,6 +37,9 @@ pub struct Client {
     pub close_after_reply: bool,
     /// Close without sending anything more (output limit exceeded).
     pub close_now: bool,
+    /// While a woken blocked command re-runs: the key that became ready
+    /// first.
+    pub woken_by: Option<crate::keyspace::Key>,
     pub info: Arc<ClientInfo>,
     pub worker: Arc<WorkerStats>,
     /// Set by MONITOR: the task turns into a monitor feed after the reply.

@@ -45,6 +45,7 @@ pub async fn serve(srv: Arc<ServerState>, worker: Arc<WorkerStats>, stream: TcpS
         no_touch: false,
         close_after_reply: false,
         close_now: false,
+        woken_by: None,
         info: info.clone(),
         worker,
         become_monitor: false,
@@ -333,7 +334,9 @@ async fn wait_blocked(
             Wake::Ready => {
                 let argv: SmallVec<[&[u8]; 8]> = args.iter().map(|a| a.as_slice()).collect();
                 let mark = out.buf.len();
+                client.woken_by = waiter.take_ready_key();
                 dispatch::execute(srv, client, out, &argv);
+                client.woken_by = None;
                 if client.block.take().is_some() {
                     // Still nothing for us: keep our place in the queues,
                     // and let the next in line look.

@@ -257,6 +257,7 @@ pub fn publish_background_events(srv: &ServerState) {
     if !keys.is_empty() {
         super::tracking::invalidate_from_server(srv, &keys);
     }
+    signal_ready_keys(srv);
 }
 
 /// Publishes the keyspace notifications and sends the invalidations the
