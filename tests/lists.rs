@@ -906,3 +906,37 @@ fn many_blocked_clients_each_get_one_element() {
     assert_eq!(got, want);
     assert_eq!(admin.call(&["EXISTS", "jobs"]), Frame::Integer(0));
 }
+
+/// A woken BLPOP/BLMPOP is served from the key that became ready even if an earlier key of
+/// the same call has meanwhile become another type (redis-server 7.0 never checks it).
+#[test]
+fn woken_pop_serves_the_ready_key_despite_other_key_types() {
+    let s = TestServer::start();
+    let mut b = s.raw();
+    for cmd in [
+        vec!["BLPOP", "wk1", "wk2", "0"],
+        vec!["BLMPOP", "0", "2", "wk1", "wk2", "LEFT"],
+    ] {
+        b.call(&["DEL", "wk1", "wk2"]);
+        let mut a = s.raw();
+        a.send(&cmd);
+        common::wait_until(
+            std::time::Duration::from_secs(10),
+            || matches!(b.call(&["CLIENT", "LIST"]), common::Frame::Bulk(l) if String::from_utf8_lossy(&l).contains("flags=b")),
+        );
+        b.call(&["MULTI"]);
+        b.call(&["RPUSH", "wk2", "x"]);
+        b.call(&["SET", "wk1", "str"]);
+        b.call(&["EXEC"]);
+        let got = a.read_frame();
+        let expected = if cmd[0] == "BLPOP" {
+            common::Frame::Array(vec![common::bulk("wk2"), common::bulk("x")])
+        } else {
+            common::Frame::Array(vec![
+                common::bulk("wk2"),
+                common::Frame::Array(vec![common::bulk("x")]),
+            ])
+        };
+        assert_eq!(got, expected, "{cmd:?}");
+    }
+}

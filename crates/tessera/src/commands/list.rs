@@ -929,6 +929,9 @@ fn pop_first(
         let Some(l) = as_list(db.get_write(key))? else {
             continue;
         };
+        if l.is_empty() {
+            continue;
+        }
         out.array(2);
         out.bulk(key);
         match count {
@@ -944,13 +947,42 @@ fn pop_first(
     Ok(false)
 }
 
+/// The keys a (re-)run of a blocking pop may serve from: when woken, only
+/// the key that became ready (Redis serves a woken client from that key,
+/// whatever the others hold); otherwise all of them, in order.
+fn serve_keys<'a>(ctx: &'a Ctx, keys: &'a [&'a [u8]]) -> Vec<&'a [u8]> {
+    match ctx.client.woken_by.as_deref() {
+        Some(k) if keys.contains(&k) => vec![k],
+        _ => keys.to_vec(),
+    }
+}
+
+/// Pops for a blocking command, from the woken key only when re-run: a
+/// woken key of another type or with nothing left keeps the client
+/// blocked instead of failing it.
+fn pop_for_blocked(
+    ctx: &mut Ctx,
+    keys: &[&[u8]],
+    end: End,
+    count: Option<usize>,
+) -> Result<bool, CmdError> {
+    let order: Vec<Vec<u8>> = serve_keys(ctx, keys).iter().map(|k| k.to_vec()).collect();
+    let woken = ctx.client.woken_by.is_some() && order.len() == 1 && keys.len() > 1;
+    let order: Vec<&[u8]> = order.iter().map(|k| k.as_slice()).collect();
+    let (ka, out) = ctx.split();
+    let r = ka.with_keys(keys.iter().copied(), |db| {
+        pop_first(db, &order, end, count, out)
+    });
+    match r {
+        Err(_) if woken => Ok(false),
+        other => other,
+    }
+}
+
 fn bpop_generic(ctx: &mut Ctx, args: &[&[u8]], end: End) -> CmdResult {
     let keys = &args[1..args.len() - 1];
     let deadline = block_timeout(args[args.len() - 1], ctx.now_ms)?;
-    let (ka, out) = ctx.split();
-    let served = ka.with_keys(keys.iter().copied(), |db| {
-        pop_first(db, keys, end, None, out)
-    })?;
+    let served = pop_for_blocked(ctx, keys, end, None)?;
     if served {
         return Ok(());
     }
@@ -1018,10 +1050,7 @@ fn lmpop(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn blmpop(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (keys, end, count) = mpop_args(args, 2)?;
     let deadline = block_timeout(args[1], ctx.now_ms)?;
-    let (ka, out) = ctx.split();
-    let served = ka.with_keys(keys.iter().copied(), |db| {
-        pop_first(db, keys, end, Some(count), out)
-    })?;
+    let served = pop_for_blocked(ctx, keys, end, Some(count))?;
     if served {
         return Ok(());
     }

@@ -1195,9 +1195,19 @@ fn pop_first(
     count: usize,
     nested: bool,
 ) -> Result<bool, CmdError> {
+    // Re-run after a wake-up: only the key that became ready is served (a
+    // wrong type or nothing there keeps the client blocked), as in Redis.
+    let woken: Option<Vec<u8>> = match ctx.client.woken_by.as_deref() {
+        Some(k) if keys.len() > 1 && keys.contains(&k) => Some(k.to_vec()),
+        _ => None,
+    };
+    let order: Vec<&[u8]> = match &woken {
+        Some(k) => vec![k.as_slice()],
+        None => keys.to_vec(),
+    };
     let (ka, out) = ctx.split();
-    ka.with_keys(keys.iter().copied(), |db| {
-        for &k in keys {
+    let r = ka.with_keys(keys.iter().copied(), |db| {
+        for &k in &order {
             let Some(z) = as_zset(db.get_write(k))? else {
                 continue;
             };
@@ -1223,7 +1233,11 @@ fn pop_first(
             return Ok(true);
         }
         Ok(false)
-    })
+    });
+    match r {
+        Err(_) if woken.is_some() => Ok(false),
+        other => other,
+    }
 }
 
 fn bzpop(ctx: &mut Ctx, args: &[&[u8]], max: bool) -> CmdResult {
