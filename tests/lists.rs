@@ -662,7 +662,14 @@ fn client_id(r: &mut RawClient) -> i64 {
 fn wait_for_cmd(admin: &mut RawClient, id: i64, cmd: &str) {
     let ok = wait_until(Duration::from_secs(10), || {
         match admin.call(&["CLIENT", "LIST", "ID", &id.to_string()]) {
-            Frame::Bulk(b) => String::from_utf8_lossy(&b).contains(&format!("cmd={cmd} ")),
+            // Blocked (flag b), not merely started: only then can it be unblocked or served.
+            Frame::Bulk(b) => {
+                let line = String::from_utf8_lossy(&b);
+                line.contains(&format!("cmd={cmd} "))
+                    && line
+                        .split_whitespace()
+                        .any(|f| f.strip_prefix("flags=").is_some_and(|v| v.contains('b')))
+            }
             _ => false,
         }
     });

@@ -335,10 +335,7 @@ end
 
 __tessera_wrap_calls = function(redis, raw_call, raising_call)
   redis.call = raising_call
-  redis.pcall = function(...)
-    local ok, reply = raw_call(false, ...)
-    return reply
-  end
+  redis.pcall = raw_call
 end
 "#;
 
