@@ -222,3 +222,22 @@ fn slow_subscriber_is_disconnected_at_the_hard_limit() {
         "the slow subscriber was never disconnected"
     );
 }
+
+#[test]
+fn client_kill_and_list_by_type_pubsub() {
+    let s = TestServer::start();
+    let mut sub = s.raw();
+    sub.send(&["SUBSCRIBE", "kch"]);
+    sub.read_frame();
+    let mut c = s.raw();
+    let Frame::Bulk(list) = c.call(&["CLIENT", "LIST", "TYPE", "pubsub"]) else {
+        panic!("CLIENT LIST")
+    };
+    assert_eq!(String::from_utf8_lossy(&list).lines().count(), 1);
+    let Frame::Bulk(normal) = c.call(&["CLIENT", "LIST", "TYPE", "normal"]) else {
+        panic!("CLIENT LIST")
+    };
+    assert!(!String::from_utf8_lossy(&normal).contains("sub=1"));
+    assert_eq!(c.call(&["CLIENT", "KILL", "SKIPME", "yes", "TYPE", "pubsub"]), int(1));
+    sub.expect_closed();
+}

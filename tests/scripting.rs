@@ -302,7 +302,14 @@ fn busy_script_then_script_kill() {
     let mut admin = s.raw();
     admin.call(&["CONFIG", "SET", "busy-reply-threshold", "100"]);
     let mut runner = s.raw();
-    runner.send(&["EVAL", "local i = 0 while true do i = i + 1 end", "0"]);
+    // The script holds a key's shard: background work (active expiry) must
+    // not wait for it, or the worker that should take SCRIPT KILL hangs.
+    runner.send(&[
+        "EVAL",
+        "redis.call('get', KEYS[1]) local i = 0 while true do i = i + 1 end",
+        "1",
+        "busykey",
+    ]);
     // A new connection (the acceptor steers it off the busy worker).
     std::thread::sleep(std::time::Duration::from_millis(400));
     let mut other = s.raw();
@@ -404,4 +411,41 @@ fn evalsha_ro_and_script_debug() {
         matches!(c.call(&["EVALSHA_RO", &wsha, "1", "r"]), Frame::Error(e) if e.starts_with(b"ERR Write commands are not allowed from read-only scripts."))
     );
     assert_eq!(c.call(&["SCRIPT", "DEBUG", "NO"]), simple("OK"));
+}
+
+#[test]
+fn sandbox_cannot_be_changed_for_later_scripts() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    assert_eq!(
+        eval(&mut c, "redis.call = function() return 'hacked' end", &[], &[]),
+        error("ERR user_script:1: Attempt to modify a readonly table script: bb3217e7fc626e1dfebbb42ae3dd4e3b494212e2, on @user_script:1.")
+    );
+    assert_eq!(eval(&mut c, "return redis.call('ping')", &[], &[]), simple("PONG"));
+    assert_eq!(
+        eval(&mut c, "rawset(_G,'leak',42)", &[], &[]),
+        error("ERR Attempt to modify a readonly table script: 52a9538f876378456f7a4f2a6aa2bf6d8002ce7e, on @user_script:1.")
+    );
+    assert!(matches!(eval(&mut c, "return leak", &[], &[]), Frame::Error(_)));
+    for name in ["getfenv", "setfenv", "print", "debug", "newproxy"] {
+        let script = format!("return {name}");
+        assert!(
+            matches!(eval(&mut c, &script, &[], &[]), Frame::Error(e) if String::from_utf8_lossy(&e).contains("nonexistent global variable")),
+            "{name}"
+        );
+    }
+    assert!(matches!(eval(&mut c, "cjson.encode = nil", &[], &[]), Frame::Error(_)));
+    assert_eq!(eval(&mut c, "return cjson.encode({1})", &[], &[]), bulk("[1]"));
+    assert!(matches!(eval(&mut c, "local f = loadstring('x = 1') f() return x", &[], &[]), Frame::Error(_)));
+    assert_eq!(eval(&mut c, "return rawget(_G, 'redis') ~= nil", &[], &[]), int(1));
+    assert_eq!(eval(&mut c, "return 1e19", &[], &[]), int(i64::MIN));
+    assert_eq!(
+        eval(&mut c, "return redis.setresp(4)", &[], &[]),
+        error("ERR RESP version must be 2 or 3. script: 921c0a48021d97dfd5884aeea41875972c7804d9, on @user_script:1.")
+    );
+    assert_eq!(
+        c.call(&["EVALSHA", "bad", "x"]),
+        error("NOSCRIPT No matching script. Please use EVAL.")
+    );
+    assert_eq!(eval(&mut c, "return redis.pcall('ping')", &[], &[]), simple("PONG"));
 }

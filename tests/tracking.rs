@@ -197,3 +197,17 @@ fn optin_and_optout() {
     b.call(&["MSET", "p1", "1", "p2", "2"]);
     assert_eq!(e.read_frame(), invalidate(&["p2"]));
 }
+
+#[test]
+fn client_caching_yes_lasts_through_multi() {
+    let s = TestServer::start();
+    let mut e = resp3(&s);
+    let mut b = s.raw();
+    e.call(&["CLIENT", "TRACKING", "ON", "OPTIN"]);
+    e.call(&["CLIENT", "CACHING", "YES"]);
+    e.call(&["MULTI"]);
+    e.call(&["GET", "mk"]);
+    assert!(matches!(e.call(&["EXEC"]), Frame::Array(_)));
+    b.call(&["SET", "mk", "2"]);
+    assert_eq!(e.read_frame(), invalidate(&["mk"]));
+}

@@ -315,6 +315,11 @@ static CLIENT_SUBS: &[CommandSpec] = &[
     cmd("trackinginfo", 2, NOSCRIPT | LOADING | STALE, "6.2.0", "Returns information about server-assisted client-side caching for the connection.", client_trackinginfo),
 ];
 
+/// Redis's client type "pubsub": a client with subscriptions.
+fn is_pubsub_client(c: &crate::server::client::ClientInfo) -> bool {
+    c.sub_counts.iter().any(|n| n.load(Relaxed) > 0)
+}
+
 fn client_tracking(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     use crate::server::tracking::{self, TrackingState};
     let on = if eq_ic(args[2], "on") {
@@ -702,19 +707,19 @@ fn client_getname(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 
 fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let mut ids: Option<Vec<u64>> = None;
-    let mut type_ok = true;
+    // None: any type; Some(Some(pubsub?)): normal or pub/sub clients;
+    // Some(None): a type Tessera has no clients of (master, replica).
+    let mut wanted: Option<Option<bool>> = None;
     let mut i = 2;
     while i < args.len() {
         if eq_ic(args[i], "type") && i + 1 < args.len() {
             let t = args[i + 1];
             if eq_ic(t, "normal") {
-                type_ok = true;
-            } else if eq_ic(t, "master")
-                || eq_ic(t, "replica")
-                || eq_ic(t, "slave")
-                || eq_ic(t, "pubsub")
-            {
-                type_ok = false;
+                wanted = Some(Some(false));
+            } else if eq_ic(t, "pubsub") {
+                wanted = Some(Some(true));
+            } else if eq_ic(t, "master") || eq_ic(t, "replica") || eq_ic(t, "slave") {
+                wanted = Some(None);
             } else {
                 return Err(CmdError::msg(format!(
                     "ERR Unknown client type '{}'",
@@ -739,10 +744,15 @@ fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     let now = unix_ms();
     let mut text = String::new();
-    if type_ok {
+    if wanted != Some(None) {
         for c in ctx.srv.clients.snapshot() {
             if let Some(ids) = &ids {
                 if !ids.contains(&c.id) {
+                    continue;
+                }
+            }
+            if let Some(Some(pubsub)) = wanted {
+                if is_pubsub_client(&c) != pubsub {
                     continue;
                 }
             }
@@ -783,7 +793,8 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let mut addr: Option<String> = None;
     let mut laddr: Option<String> = None;
     let mut user: Option<Vec<u8>> = None;
-    let mut normal_only: Option<bool> = None;
+    // As in CLIENT LIST: None any type, Some(None) no client can match.
+    let mut wanted: Option<Option<bool>> = None;
     let mut skipme = true;
     let mut i = 2;
     while i < args.len() {
@@ -799,13 +810,11 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             id = Some(n as u64);
         } else if eq_ic(opt, "type") {
             if eq_ic(val, "normal") {
-                normal_only = Some(true);
-            } else if eq_ic(val, "master")
-                || eq_ic(val, "replica")
-                || eq_ic(val, "slave")
-                || eq_ic(val, "pubsub")
-            {
-                normal_only = Some(false);
+                wanted = Some(Some(false));
+            } else if eq_ic(val, "pubsub") {
+                wanted = Some(Some(true));
+            } else if eq_ic(val, "master") || eq_ic(val, "replica") || eq_ic(val, "slave") {
+                wanted = Some(None);
             } else {
                 return Err(CmdError::msg(format!(
                     "ERR Unknown client type '{}'",
@@ -841,7 +850,8 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         if id.is_some_and(|i| i != c.id)
             || addr.as_ref().is_some_and(|a| *a != c.addr.to_string())
             || laddr.as_ref().is_some_and(|a| *a != c.laddr.to_string())
-            || normal_only == Some(false)
+            || wanted == Some(None)
+            || wanted.flatten().is_some_and(|p| is_pubsub_client(c) != p)
             || (skipme && c.id == my_id)
         {
             continue;

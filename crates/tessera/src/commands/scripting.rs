@@ -277,12 +277,19 @@ fn by_sha(ctx: &Ctx, sha: &[u8]) -> Result<std::sync::Arc<Script>, CmdError> {
 }
 
 fn evalsha(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    // Not even shaped like a SHA1: NOSCRIPT before anything else, as Redis.
+    if args[1].len() != 40 {
+        return Err(CmdError::msg("NOSCRIPT No matching script. Please use EVAL."));
+    }
     split_keys(args)?;
     let script = by_sha(ctx, args[1])?;
     run(ctx, args, &script, false)
 }
 
 fn evalsha_ro(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    if args[1].len() != 40 {
+        return Err(CmdError::msg("NOSCRIPT No matching script. Please use EVAL."));
+    }
     split_keys(args)?;
     let script = by_sha(ctx, args[1])?;
     run(ctx, args, &script, true)

@@ -239,6 +239,15 @@ impl Keyspace {
         }
     }
 
+    /// The shard if it is free right now (background work skips a shard a
+    /// command or script holds rather than wait for it).
+    pub fn try_lock_shard(&self, idx: usize) -> Option<ShardGuard<'_>> {
+        if HOLDING.with(|h| h.get()) {
+            return Some(self.held_shard(idx));
+        }
+        self.shards[idx].0.try_lock().map(ShardGuard::Owned)
+    }
+
     /// A shard inside a [`HoldScope`]: the held guard, or the shard newly
     /// locked and kept until the scope ends.
     #[cold]

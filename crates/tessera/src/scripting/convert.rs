@@ -106,7 +106,9 @@ pub fn lua_to_reply(v: &Value, out: &mut ReplyBuf, depth: usize) {
 
 /// Lua number → integer reply, truncating like C's (long long) cast.
 fn number_to_int(n: f64) -> i64 {
-    if n.is_nan() {
+    // x86-64's conversion gives i64::MIN for NaN and out-of-range values;
+    // Rust's `as` would saturate instead.
+    if n.is_nan() || n >= 9.223_372_036_854_776e18 || n < -9.223_372_036_854_776e18 {
         i64::MIN
     } else {
         n as i64
@@ -248,14 +250,20 @@ pub fn lua_number_text(n: f64) -> String {
     }
 }
 
-/// The `redis` table: everything but call/pcall (bound per run).
+/// An error raised by a `redis.*` helper, reported as Redis reports it
+/// (see the prelude's error handler).
+fn lua_err(msg: &str) -> mlua::Error {
+    mlua::Error::runtime(format!("\u{1}tessera:ERR {msg}"))
+}
+
+/// The `redis` table: everything but call/pcall (installed separately).
 pub fn build_redis_table(lua: &Lua) -> mlua::Result<Table> {
     let redis = lua.create_table()?;
     redis.raw_set(
         "sha1hex",
         lua.create_function(|_, args: MultiValue| {
             if args.len() != 1 {
-                return Err(mlua::Error::runtime("wrong number of arguments"));
+                return Err(lua_err("wrong number of arguments"));
             }
             let data: Vec<u8> = match &args[0] {
                 Value::String(s) => s.as_bytes().to_vec(),
@@ -271,7 +279,7 @@ pub fn build_redis_table(lua: &Lua) -> mlua::Result<Table> {
         lua.create_function(|lua, args: MultiValue| {
             let msg = match args.front() {
                 Some(Value::String(s)) if args.len() == 1 => s.as_bytes().to_vec(),
-                _ => return Err(mlua::Error::runtime("wrong number or type of arguments")),
+                _ => return Err(lua_err("wrong number or type of arguments")),
             };
             let t = lua.create_table()?;
             let mut text = msg;
@@ -287,7 +295,7 @@ pub fn build_redis_table(lua: &Lua) -> mlua::Result<Table> {
         lua.create_function(|lua, args: MultiValue| {
             let msg = match args.front() {
                 Some(Value::String(s)) if args.len() == 1 => s.as_bytes().to_vec(),
-                _ => return Err(mlua::Error::runtime("wrong number or type of arguments")),
+                _ => return Err(lua_err("wrong number or type of arguments")),
             };
             let t = lua.create_table()?;
             t.raw_set("ok", lua.create_string(&msg)?)?;
@@ -312,7 +320,7 @@ pub fn build_redis_table(lua: &Lua) -> mlua::Result<Table> {
                 }
             };
             if !(0..=3).contains(&level) {
-                return Err(mlua::Error::runtime("Invalid debug level."));
+                return Err(lua_err("Invalid debug level."));
             }
             let mut msg = String::new();
             for (i, a) in args.iter().skip(1).enumerate() {
@@ -350,7 +358,7 @@ pub fn build_redis_table(lua: &Lua) -> mlua::Result<Table> {
                 }
             };
             if v != 2 && v != 3 {
-                return Err(mlua::Error::runtime("RESP version must be 2 or 3."));
+                return Err(lua_err("RESP version must be 2 or 3."));
             }
             SCRIPT_RESP.with(|r| r.set(v as u8));
             Ok(())

@@ -158,7 +158,7 @@ pub fn load(vm: &mut Vm, name: &str, code: &[u8]) -> Result<(Library, Vec<Functi
     }
     // Once loaded, the library's functions see the whole redis API.
     inner
-        .raw_set("redis", vm.redis.clone())
+        .raw_set("redis", vm.redis_ro.clone())
         .map_err(|e| format!("ERR {e}"))?;
     let regs = std::mem::take(&mut *registered.borrow_mut());
     if regs.is_empty() {

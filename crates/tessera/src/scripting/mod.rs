@@ -234,6 +234,8 @@ pub struct Vm {
     /// The read-only proxy used as every script's environment.
     pub env: Table,
     pub redis: Table,
+    /// The read-only view of `redis` scripts and libraries see.
+    pub redis_ro: Table,
     /// Libraries loaded into this state: library → function → callback.
     pub loaded_libraries: HashMap<String, HashMap<String, RegistryKey>>,
     /// KEYS and ARGV, refilled for every run instead of built anew (two
@@ -313,6 +315,27 @@ local orig_pairs, orig_next = pairs, next
 pairs = function(t) return orig_pairs(real_of[t] or t) end
 next = function(t, k) return orig_next(real_of[t] or t, k) end
 
+local protected = setmetatable({}, {__mode = 'k'})
+local orig_rawset = rawset
+-- (`rawset`/`rawget` are locals of this chunk: replace the globals.)
+_G.rawset = function(t, k, v)
+  if protected[t] or real_of[t] then
+    error('Attempt to modify a readonly table', 0)
+  end
+  return orig_rawset(t, k, v)
+end
+local orig_rawget = rawget
+_G.rawget = function(t, k) return orig_rawget(real_of[t] or t, k) end
+
+-- Makes the real globals (and the real redis table) unwritable from Lua.
+__tessera_seal = function(globals, redis)
+  protected[globals] = true
+  protected[redis] = true
+  for _, real in orig_pairs(real_of) do protected[real] = true end
+  local mt = getmetatable(globals)
+  mt.__newindex = function() error('Attempt to modify a readonly table', 2) end
+end
+
 __tessera_readonly = function(t, strict_globals)
   -- Reads go straight to the real table (no Lua call per access); for the
   -- globals, a lookup that finds nothing ends in the strict error below.
@@ -385,7 +408,18 @@ impl Vm {
                 globals.raw_set(name, ro)?;
             }
         }
+        let redis_ro: Table = readonly.call((redis.clone(), false))?;
+        globals.raw_set("redis", redis_ro.clone())?;
         let env: Table = readonly.call((globals.clone(), true))?;
+        // What Redis 7.0 does not offer scripts, and `_G` as the read-only
+        // view; then no global can be added or changed from Lua, even by
+        // code that reaches the real table (loadstring'd chunks, rawset).
+        for name in ["getfenv", "setfenv", "newproxy", "print", "debug"] {
+            globals.raw_set(name, Value::Nil)?;
+        }
+        globals.raw_set("_G", env.clone())?;
+        let seal: Function = globals.raw_get("__tessera_seal")?;
+        seal.call::<()>((globals.clone(), redis.clone()))?;
         Ok(Vm {
             generation,
             compiled: HashMap::default(),
@@ -393,6 +427,7 @@ impl Vm {
             globals,
             env,
             redis,
+            redis_ro,
             loaded_libraries: HashMap::new(),
             keys_t: lua.create_table()?,
             argv_t: lua.create_table()?,

@@ -186,6 +186,11 @@ async fn process_buffer(
                     Request::Empty => SmallVec::new(),
                 };
                 if !args.is_empty() {
+                    if client.receives_pushes() {
+                        // Messages published before this command was read go
+                        // out before its reply (an UNSUBSCRIBE's included).
+                        take_outbox(client, out);
+                    }
                     dispatch::execute(srv, client, out, &args);
                     if normal_limit.hard_bytes > 0
                         && out.buf.len() as u64 >= normal_limit.hard_bytes

@@ -110,7 +110,8 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
     }
 
     // CLIENT CACHING applies to the one command after it.
-    let caching_cmd = cmd.name == "caching";
+    // (MULTI passes it on to the transaction, as in Redis.)
+    let caching_cmd = cmd.name == "caching" || cmd.name == "multi";
     client.tracking.caching_armed = client.tracking.caching.is_some() && !caching_cmd;
     call(srv, client, out, id, cmd, args, now_ms);
     if !caching_cmd {

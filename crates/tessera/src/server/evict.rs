@@ -92,7 +92,10 @@ fn evict_one(srv: &ServerState, policy: P) -> Option<usize> {
         } else {
             (sweep_from + attempt - tries) % NUM_SHARDS
         };
-        let shard = srv.keyspace.lock_shard(shard_idx);
+        // A shard in use (possibly by a long script) is not waited for.
+        let Some(shard) = srv.keyspace.try_lock_shard(shard_idx) else {
+            continue;
+        };
         for db in 0..ndbs {
             let t = &shard.dbs[db];
             let picked = if volatile_only {
@@ -118,7 +121,7 @@ fn evict_one(srv: &ServerState, policy: P) -> Option<usize> {
         }
     }
     let c = best?;
-    let mut shard = srv.keyspace.lock_shard(c.shard);
+    let mut shard = srv.keyspace.try_lock_shard(c.shard)?;
     let table = &mut shard.dbs[c.db];
     let e = table.remove(&c.key)?;
     // "evicted" event, WATCHers and client caches.

@@ -368,7 +368,16 @@ async fn active_expire_loop(srv: Arc<ServerState>, index: usize, nworkers: usize
         let mut shard_idx = start_shard;
         let mut visited = 0;
         while visited < NUM_SHARDS / nworkers.max(1) + 1 && began.elapsed() < budget {
-            let mut shard = srv.keyspace.lock_shard(shard_idx % NUM_SHARDS);
+            // A shard held by a command or a (possibly long) script is skipped
+            // this round: waiting for it would stall the whole worker.
+            let Some(mut shard) = srv.keyspace.try_lock_shard(shard_idx % NUM_SHARDS) else {
+                shard_idx += nworkers.max(1);
+                if shard_idx >= NUM_SHARDS {
+                    shard_idx = index;
+                }
+                visited += 1;
+                continue;
+            };
             let mut expired_here = 0u64;
             for t in shard.dbs.iter_mut() {
                 loop {
