@@ -238,6 +238,9 @@ fn client_kill_and_list_by_type_pubsub() {
         panic!("CLIENT LIST")
     };
     assert!(!String::from_utf8_lossy(&normal).contains("sub=1"));
-    assert_eq!(c.call(&["CLIENT", "KILL", "SKIPME", "yes", "TYPE", "pubsub"]), int(1));
+    assert_eq!(
+        c.call(&["CLIENT", "KILL", "SKIPME", "yes", "TYPE", "pubsub"]),
+        int(1)
+    );
     sub.expect_closed();
 }

@@ -421,12 +421,18 @@ fn sandbox_cannot_be_changed_for_later_scripts() {
         eval(&mut c, "redis.call = function() return 'hacked' end", &[], &[]),
         error("ERR user_script:1: Attempt to modify a readonly table script: bb3217e7fc626e1dfebbb42ae3dd4e3b494212e2, on @user_script:1.")
     );
-    assert_eq!(eval(&mut c, "return redis.call('ping')", &[], &[]), simple("PONG"));
+    assert_eq!(
+        eval(&mut c, "return redis.call('ping')", &[], &[]),
+        simple("PONG")
+    );
     assert_eq!(
         eval(&mut c, "rawset(_G,'leak',42)", &[], &[]),
         error("ERR Attempt to modify a readonly table script: 52a9538f876378456f7a4f2a6aa2bf6d8002ce7e, on @user_script:1.")
     );
-    assert!(matches!(eval(&mut c, "return leak", &[], &[]), Frame::Error(_)));
+    assert!(matches!(
+        eval(&mut c, "return leak", &[], &[]),
+        Frame::Error(_)
+    ));
     for name in ["getfenv", "setfenv", "print", "debug", "newproxy"] {
         let script = format!("return {name}");
         assert!(
@@ -434,10 +440,27 @@ fn sandbox_cannot_be_changed_for_later_scripts() {
             "{name}"
         );
     }
-    assert!(matches!(eval(&mut c, "cjson.encode = nil", &[], &[]), Frame::Error(_)));
-    assert_eq!(eval(&mut c, "return cjson.encode({1})", &[], &[]), bulk("[1]"));
-    assert!(matches!(eval(&mut c, "local f = loadstring('x = 1') f() return x", &[], &[]), Frame::Error(_)));
-    assert_eq!(eval(&mut c, "return rawget(_G, 'redis') ~= nil", &[], &[]), int(1));
+    assert!(matches!(
+        eval(&mut c, "cjson.encode = nil", &[], &[]),
+        Frame::Error(_)
+    ));
+    assert_eq!(
+        eval(&mut c, "return cjson.encode({1})", &[], &[]),
+        bulk("[1]")
+    );
+    assert!(matches!(
+        eval(
+            &mut c,
+            "local f = loadstring('x = 1') f() return x",
+            &[],
+            &[]
+        ),
+        Frame::Error(_)
+    ));
+    assert_eq!(
+        eval(&mut c, "return rawget(_G, 'redis') ~= nil", &[], &[]),
+        int(1)
+    );
     assert_eq!(eval(&mut c, "return 1e19", &[], &[]), int(i64::MIN));
     assert_eq!(
         eval(&mut c, "return redis.setresp(4)", &[], &[]),
@@ -447,5 +470,8 @@ fn sandbox_cannot_be_changed_for_later_scripts() {
         c.call(&["EVALSHA", "bad", "x"]),
         error("NOSCRIPT No matching script. Please use EVAL.")
     );
-    assert_eq!(eval(&mut c, "return redis.pcall('ping')", &[], &[]), simple("PONG"));
+    assert_eq!(
+        eval(&mut c, "return redis.pcall('ping')", &[], &[]),
+        simple("PONG")
+    );
 }

@@ -281,19 +281,18 @@ fn exec(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     let _script = takes_script_lock.then(|| super::scripting::lock_scripts(srv));
     // A busy script holding one of our shards makes the wait give up:
     // the transaction is then discarded with the reason, as Redis does.
-    let scope = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        srv.keyspace.hold(&idxs)
-    })) {
-        Ok(scope) => scope,
-        Err(payload) if payload.is::<crate::keyspace::BusyAbort>() => {
-            discard_transaction(srv, ctx.client);
-            let busy = super::scripting::busy_error(srv).to_string();
-            return Err(CmdError::msg(format!(
-                "EXECABORT Transaction discarded because of: {busy}"
-            )));
-        }
-        Err(payload) => std::panic::resume_unwind(payload),
-    };
+    let scope =
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| srv.keyspace.hold(&idxs))) {
+            Ok(scope) => scope,
+            Err(payload) if payload.is::<crate::keyspace::BusyAbort>() => {
+                discard_transaction(srv, ctx.client);
+                let busy = super::scripting::busy_error(srv).to_string();
+                return Err(CmdError::msg(format!(
+                    "EXECABORT Transaction discarded because of: {busy}"
+                )));
+            }
+            Err(payload) => std::panic::resume_unwind(payload),
+        };
     let now_ms = crate::server::state::unix_ms();
     if watch_failed(srv, ctx.client, now_ms) {
         drop(scope);

@@ -279,7 +279,9 @@ fn by_sha(ctx: &Ctx, sha: &[u8]) -> Result<std::sync::Arc<Script>, CmdError> {
 fn evalsha(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     // Not even shaped like a SHA1: NOSCRIPT before anything else, as Redis.
     if args[1].len() != 40 {
-        return Err(CmdError::msg("NOSCRIPT No matching script. Please use EVAL."));
+        return Err(CmdError::msg(
+            "NOSCRIPT No matching script. Please use EVAL.",
+        ));
     }
     split_keys(args)?;
     let script = by_sha(ctx, args[1])?;
@@ -288,7 +290,9 @@ fn evalsha(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn evalsha_ro(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if args[1].len() != 40 {
-        return Err(CmdError::msg("NOSCRIPT No matching script. Please use EVAL."));
+        return Err(CmdError::msg(
+            "NOSCRIPT No matching script. Please use EVAL.",
+        ));
     }
     split_keys(args)?;
     let script = by_sha(ctx, args[1])?;

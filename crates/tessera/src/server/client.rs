@@ -116,6 +116,8 @@ pub struct ClientInfo {
     pub multi_len: AtomicI64,
     /// CLIENT TRACKING redirect target (-1 none), for CLIENT LIST `redir`.
     pub redirect: AtomicI64,
+    /// An invalidation could not reach this client's REDIRECT target.
+    pub redirect_broken: AtomicBool,
     /// Tracking flags for CLIENT LIST (`t`, `R`, `B`...), as letters.
     pub tracking_flags: Mutex<String>,
 }
@@ -151,6 +153,7 @@ impl ClientInfo {
             sub_counts: Default::default(),
             multi_len: AtomicI64::new(-1),
             redirect: AtomicI64::new(-1),
+            redirect_broken: AtomicBool::new(false),
             tracking_flags: Mutex::new(String::new()),
         }
     }

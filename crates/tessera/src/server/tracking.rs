@@ -89,6 +89,7 @@ pub fn enable(srv: &ServerState, client: &mut Client, state: TrackingState) {
     srv.tracking.clients.lock().insert(client.id, tracker);
     client.tracking = state;
     client.tracking.on = true;
+    client.info.redirect_broken.store(false, Relaxed);
     publish_info(client);
     crate::keyspace::events::set_tracking_on(true);
 }
@@ -197,9 +198,20 @@ fn send(
     let target = match tracker.redirect {
         Some(r) => match srv.clients.get(r) {
             Some(info) => info,
-            // A vanished redirect target: nothing is sent (CLIENT
-            // TRACKINGINFO reports broken_redirect).
-            None => return,
+            // A vanished redirect target: a RESP3 tracking client is told
+            // (tracking-redir-broken), and TRACKINGINFO says so from now on.
+            None => {
+                tracker.info.redirect_broken.store(true, Relaxed);
+                if tracker.info.resp.load(Relaxed) == 3 {
+                    srv.pubsub
+                        .send_to(srv, &tracker.info, |out: &mut ReplyBuf| {
+                            out.push(2);
+                            out.bulk(b"tracking-redir-broken");
+                            out.int(r as i64);
+                        });
+                }
+                return;
+            }
         },
         None => tracker.info.clone(),
     };
@@ -295,9 +307,6 @@ pub fn invalidate_all(srv: &ServerState, by: u64, own: &mut ReplyBuf) {
 }
 
 /// Whether a client's redirect target has gone away.
-pub fn redirect_broken(srv: &ServerState, client: &Client) -> bool {
-    client
-        .tracking
-        .redirect
-        .is_some_and(|r| srv.clients.get(r).is_none())
+pub fn redirect_broken(_srv: &ServerState, client: &Client) -> bool {
+    client.tracking.redirect.is_some() && client.info.redirect_broken.load(Relaxed)
 }
