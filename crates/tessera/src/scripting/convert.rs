@@ -108,7 +108,7 @@ pub fn lua_to_reply(v: &Value, out: &mut ReplyBuf, depth: usize) {
 fn number_to_int(n: f64) -> i64 {
     // x86-64's conversion gives i64::MIN for NaN and out-of-range values;
     // Rust's `as` would saturate instead.
-    if n.is_nan() || n >= 9.223_372_036_854_776e18 || n < -9.223_372_036_854_776e18 {
+    if n.is_nan() || !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&n) {
         i64::MIN
     } else {
         n as i64

@@ -173,7 +173,9 @@ pub fn parse_shebang(body: &[u8]) -> Result<(ScriptFlags, usize), String> {
     let mut parts = line.split(' ').filter(|s| !s.is_empty());
     let engine = parts.next().unwrap_or("");
     if engine != "lua" {
-        return Err(format!("ERR Unexpected engine in script shebang: {engine}"));
+        return Err(format!(
+            "ERR Unexpected engine in script shebang: #!{engine}"
+        ));
     }
     let mut flags = ScriptFlags {
         shebang: true,

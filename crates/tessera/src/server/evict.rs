@@ -65,6 +65,18 @@ fn score(policy: P, e: &Entry, expire_at: i64, now_ms: i64, decay: u32) -> u64 {
     }
 }
 
+/// Locks a shard for eviction, but never waits for one a busy script
+/// holds: the worker would hang where SCRIPT KILL must get through.
+fn lock_unless_busy(srv: &ServerState, idx: usize) -> Option<crate::keyspace::ShardGuard<'_>> {
+    match srv.keyspace.try_lock_shard(idx) {
+        Some(g) => Some(g),
+        None if !srv.keyspace.busy.load(std::sync::atomic::Ordering::Relaxed) => {
+            Some(srv.keyspace.lock_shard(idx))
+        }
+        None => None,
+    }
+}
+
 fn evict_one(srv: &ServerState, policy: P) -> Option<usize> {
     let volatile_only = matches!(
         policy,
@@ -92,8 +104,7 @@ fn evict_one(srv: &ServerState, policy: P) -> Option<usize> {
         } else {
             (sweep_from + attempt - tries) % NUM_SHARDS
         };
-        // A shard in use (possibly by a long script) is not waited for.
-        let Some(shard) = srv.keyspace.try_lock_shard(shard_idx) else {
+        let Some(shard) = lock_unless_busy(srv, shard_idx) else {
             continue;
         };
         for db in 0..ndbs {
@@ -121,7 +132,7 @@ fn evict_one(srv: &ServerState, policy: P) -> Option<usize> {
         }
     }
     let c = best?;
-    let mut shard = srv.keyspace.try_lock_shard(c.shard)?;
+    let mut shard = lock_unless_busy(srv, c.shard)?;
     let table = &mut shard.dbs[c.db];
     let e = table.remove(&c.key)?;
     // "evicted" event, WATCHers and client caches.
