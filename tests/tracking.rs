@@ -211,3 +211,27 @@ fn client_caching_yes_lasts_through_multi() {
     b.call(&["SET", "mk", "2"]);
     assert_eq!(e.read_frame(), invalidate(&["mk"]));
 }
+
+#[test]
+fn tracking_table_max_keys_evicts_with_invalidations() {
+    let s = TestServer::start();
+    let mut admin = s.raw();
+    assert_eq!(
+        admin.call(&["CONFIG", "SET", "tracking-table-max-keys", "1"]),
+        simple("OK")
+    );
+    let mut e = resp3(&s);
+    e.call(&["CLIENT", "TRACKING", "ON"]);
+    e.call(&["GET", "t1"]);
+    e.call(&["GET", "t2"]);
+    // One of the two keys is forgotten, and the client is told to drop it.
+    match e.read_frame() {
+        Frame::Push(v) => {
+            assert_eq!(v[0], bulk("invalidate"));
+            assert!(
+                v[1] == Frame::Array(vec![bulk("t1")]) || v[1] == Frame::Array(vec![bulk("t2")])
+            );
+        }
+        other => panic!("expected an invalidation, got {other:?}"),
+    }
+}

@@ -157,9 +157,35 @@ pub fn remember_keys(srv: &ServerState, client: &Client, keys: &[&[u8]]) {
     if t.optout && caching == Some(false) {
         return;
     }
-    let mut table = srv.tracking.keys.lock();
-    for k in keys {
-        table.entry(k.to_vec()).or_default().insert(client.id);
+    let evicted = {
+        let mut table = srv.tracking.keys.lock();
+        for k in keys {
+            table.entry(k.to_vec()).or_default().insert(client.id);
+        }
+        // tracking-table-max-keys: forget keys beyond the limit, telling
+        // their clients to drop them (Redis evicts at random as well).
+        let max = srv.config.tracking_table_max_keys() as usize;
+        let mut evicted = Vec::new();
+        if max > 0 && table.len() > max {
+            let excess = table.len() - max;
+            let victims: Vec<Vec<u8>> = table.keys().take(excess).cloned().collect();
+            for k in victims {
+                if let Some(ids) = table.remove(&k) {
+                    evicted.push((k, ids));
+                }
+            }
+        }
+        evicted
+    };
+    if !evicted.is_empty() {
+        let clients = srv.tracking.clients.lock();
+        for (key, ids) in &evicted {
+            for id in ids {
+                if let Some(t) = clients.get(id) {
+                    send(srv, t, Some(std::slice::from_ref(key)), 0, &mut None);
+                }
+            }
+        }
     }
 }
 
