@@ -193,6 +193,16 @@ pub fn call(
     } else {
         access_clock(srv, now_ms)
     };
+    // A tracking client's read keys are remembered before the read: a write
+    // racing with it on another thread then always finds the entry and
+    // invalidates (remembering after the read could miss it and leave a
+    // stale cached value).
+    if client.tracking.on && cmd.has(flags::READONLY) {
+        if let Ok(idx) = cmd.key_indices(args) {
+            let keys: Vec<&[u8]> = idx.iter().filter_map(|&i| args.get(i).copied()).collect();
+            super::tracking::remember_keys(srv, client, &keys);
+        }
+    }
     let started = Instant::now();
     let result = {
         let mut ctx = Ctx {
@@ -220,20 +230,9 @@ pub fn call(
     stats.usec.add(elapsed_us);
     stats.latency.record(elapsed_ns);
     client.worker.commands_processed.add(1);
-    match result {
-        Err(e) => {
-            stats.failed.add(1);
-            reply_error(srv, client, out, &e);
-        }
-        Ok(()) => {
-            if client.tracking.on && cmd.has(flags::READONLY) {
-                if let Ok(idx) = cmd.key_indices(args) {
-                    let keys: Vec<&[u8]> =
-                        idx.iter().filter_map(|&i| args.get(i).copied()).collect();
-                    super::tracking::remember_keys(srv, client, &keys);
-                }
-            }
-        }
+    if let Err(e) = result {
+        stats.failed.add(1);
+        reply_error(srv, client, out, &e);
     }
 
     if srv.monitor_count.load(Relaxed) > 0 && !cmd.has(flags::SKIP_MONITOR | flags::ADMIN) {
