@@ -35,6 +35,11 @@ fn conversions_lua_to_resp() {
         Frame::Array(vec![int(1), int(2), Frame::Array(vec![int(3), bulk("x")])])
     );
     assert_eq!(eval(&mut c, "return {ok='FINE'}", &[], &[]), simple("FINE"));
+    // -0.0 keeps its sign (a double reply, a bulk string in RESP2).
+    assert_eq!(
+        eval(&mut c, "return {double=tonumber(ARGV[1])}", &[], &["-0"]),
+        bulk("-0")
+    );
     assert_eq!(
         eval(&mut c, "return redis.status_reply('S')", &[], &[]),
         simple("S")

@@ -246,7 +246,6 @@ fn call_function(ctx: &mut Ctx, args: &[&[u8]], ro_command: bool) -> CmdResult {
             flags: meta.flags,
             read_only: ro_command || meta.flags.no_writes,
             is_function: true,
-            chunk_name: "@user_function",
             sha: &name,
         },
         |vm| lib::callback(vm, &library, &name),
@@ -546,9 +545,5 @@ fn function_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         "HELP",
         "    Prints this help.",
     ];
-    ctx.out.array(LINES.len());
-    for l in LINES {
-        ctx.out.simple(l.as_bytes());
-    }
-    Ok(())
+    super::generic::help_lines(ctx, LINES)
 }

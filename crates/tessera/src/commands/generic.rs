@@ -647,6 +647,16 @@ fn object_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 /// A HELP reply in Redis's shape: a header line, the lines, and HELP.
+/// A HELP reply given whole, header and footer included (for families whose
+/// wording differs from [`help_reply`]'s, e.g. "Prints this help.").
+pub fn help_lines(ctx: &mut Ctx, lines: &[&str]) -> CmdResult {
+    ctx.out.array(lines.len());
+    for l in lines {
+        ctx.out.simple(l.as_bytes());
+    }
+    Ok(())
+}
+
 pub fn help_reply(ctx: &mut Ctx, name: &str, lines: &[&str]) -> CmdResult {
     ctx.out.array(lines.len() + 3);
     ctx.out.simple(

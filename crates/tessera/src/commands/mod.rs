@@ -599,6 +599,11 @@ impl<'a> Ctx<'a> {
     /// may have data. Call after the data is in place.
     #[inline]
     pub fn signal_ready(&self, key: &[u8]) {
+        // Nobody blocked: one relaxed load, no queueing (a client that
+        // blocks later re-checks its keys once registered).
+        if self.srv.blocking.blocked_clients() == 0 {
+            return;
+        }
         // Woken clients run after this command has finished and published
         // its events (and after a whole EXEC or script), as in Redis.
         crate::keyspace::events::ready(self.client.db, key);

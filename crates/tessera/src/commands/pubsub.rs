@@ -297,9 +297,5 @@ fn pubsub_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         "HELP",
         "    Prints this help.",
     ];
-    ctx.out.array(LINES.len());
-    for l in LINES {
-        ctx.out.simple(l.as_bytes());
-    }
-    Ok(())
+    super::generic::help_lines(ctx, LINES)
 }

@@ -317,7 +317,6 @@ fn run(ctx: &mut Ctx, args: &[&[u8]], script: &Script, ro_command: bool) -> CmdR
             flags: script.flags,
             read_only,
             is_function: false,
-            chunk_name: "@user_script",
             sha,
         },
         |vm| {
@@ -332,7 +331,6 @@ pub struct RunSpec<'a> {
     pub flags: ScriptFlags,
     pub read_only: bool,
     pub is_function: bool,
-    pub chunk_name: &'static str,
     /// The script's SHA (or function name) for error texts.
     pub sha: &'a str,
 }
@@ -739,9 +737,5 @@ fn script_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         "HELP",
         "    Prints this help.",
     ];
-    ctx.out.array(LINES.len());
-    for l in LINES {
-        ctx.out.simple(l.as_bytes());
-    }
-    Ok(())
+    super::generic::help_lines(ctx, LINES)
 }

@@ -124,9 +124,10 @@ fn table_to_reply(t: &Table, out: &mut ReplyBuf, depth: usize) {
         out.simple(&sanitize(&s.as_bytes()));
         return;
     }
+    // Read as f64, not through Value: mlua turns an integral number such
+    // as -0.0 into Integer(0), and Redis prints "-0".
     let double = match t.raw_get::<Value>("double") {
-        Ok(Value::Number(n)) => Some(n),
-        Ok(Value::Integer(n)) => Some(n as f64),
+        Ok(Value::Number(_) | Value::Integer(_)) => t.raw_get::<f64>("double").ok(),
         _ => None,
     };
     if let Some(n) = double {

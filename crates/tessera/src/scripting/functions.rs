@@ -484,7 +484,10 @@ fn read_rdb_string(b: &[u8], pos: &mut usize) -> Option<Vec<u8>> {
 
 /// LZF decompression (the format Redis compresses RDB strings with).
 pub fn lzf_decompress(src: &[u8], out_len: usize) -> Option<Vec<u8>> {
-    let mut out: Vec<u8> = Vec::with_capacity(out_len);
+    // The claimed length is the payload's word: reserve no more than the
+    // input can expand to (a back-reference turns 2-3 bytes into at most
+    // 264), so a tiny hostile payload cannot reserve hundreds of MB.
+    let mut out: Vec<u8> = Vec::with_capacity(out_len.min(src.len().saturating_mul(132)));
     let mut i = 0;
     while i < src.len() {
         let ctrl = src[i] as usize;

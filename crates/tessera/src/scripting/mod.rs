@@ -584,11 +584,3 @@ pub fn with_vm<R>(scripts: &Scripts, f: impl FnOnce(&mut Vm) -> R) -> Result<R, 
 pub fn lua_memory() -> usize {
     VM.with(|cell| cell.borrow().as_ref().map_or(0, |vm| vm.lua.used_memory()))
 }
-
-/// Watches a running script's time: turns on BUSY replies past
-/// busy-reply-threshold and ends the script when killed.
-pub struct Watchdog {
-    pub started: Instant,
-    pub threshold_ms: u64,
-    pub busy: bool,
-}
