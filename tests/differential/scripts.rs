@@ -44,6 +44,11 @@ const CORPUS: &[(&str, usize, &str)] = &[
     ("return tonumber(ARGV[1]) * 3", 0, "n"),
     ("return redis.call('TYPE', KEYS[1])", 1, ""),
     ("return redis.call('PING')", 0, ""),
+    // Numbers as command arguments (sent as %.17g prints them).
+    ("redis.call('SET', KEYS[1], tonumber(ARGV[1]) / 3) return redis.call('GET', KEYS[1])", 1, "n"),
+    ("redis.call('SET', KEYS[1], 1e20, 'PX', 1e8) return {redis.call('GET', KEYS[1]), redis.call('INCRBYFLOAT', KEYS[1], 0.1)}", 1, ""),
+    ("return redis.call('LPUSH', KEYS[1], 0.1, -0.0, 2^53, 1/0, tonumber(ARGV[1]))", 1, "n"),
+    ("return redis.call('ZADD', KEYS[1], tonumber(ARGV[1]) / 7, 'm') ", 1, "n"),
     // Failing scripts.
     ("return redis.call('LPUSH', KEYS[1], 'x')", 1, ""),
     ("return redis.pcall('INCR', KEYS[1])", 1, ""),

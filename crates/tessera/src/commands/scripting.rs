@@ -3,19 +3,19 @@
 //! locks that make a script atomic, and runs it.
 
 use std::cell::Cell;
+use std::ffi::c_int;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
-use mlua::{MultiValue, Value};
 use smallvec::SmallVec;
 use tessera_resp::encode::{Protocol, ReplyBuf};
-use tessera_resp::frame::Frame;
 
 use super::args::{eq_ic, int};
 use super::flags::*;
 use super::meta::{arg as a, ksflags::*, BeginSearch, FindKeys, KeySpecDef};
 use super::{acl, CmdError, CmdResult, CommandSpec, Ctx, Handler};
 use crate::keyspace::{shard_of, AbortableWaits};
+use crate::scripting::convert::ScriptError;
 use crate::scripting::{self, convert, parse_shebang, Script, ScriptFlags};
 use crate::server::client::{Client, ReplyMode};
 use crate::server::dispatch;
@@ -346,6 +346,16 @@ struct CallState<'s, 'c> {
     threshold_ms: u64,
     worker_index: usize,
     is_function: bool,
+    /// The reply of the latest `redis.call` (or its error text), read by
+    /// the Lua side after the call's Rust part has returned.
+    scratch: ReplyBuf,
+    /// Text of number arguments of the current `redis.call`.
+    numbers: Vec<u8>,
+}
+
+thread_local! {
+    /// `CallState::scratch`'s buffer between runs, so a run allocates none.
+    static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
 }
 
 thread_local! {
@@ -390,7 +400,7 @@ fn with_current<R>(f: impl FnOnce(&mut CallState) -> R) -> Option<R> {
     Some(r)
 }
 
-const NOT_RUNNING: &str = "\u{1}tessera:ERR redis.call can only be used while a script runs";
+const NOT_RUNNING: &[u8] = b"ERR redis.call can only be used while a script runs";
 
 /// Installs `redis.call`, `redis.pcall` and the timeout hook in a new Lua
 /// state; they act on whichever script is running on this thread.
@@ -399,27 +409,15 @@ pub fn install_calls(
     globals: &mlua::Table,
     redis: &mlua::Table,
 ) -> mlua::Result<()> {
-    let raw_call = lua.create_function(|lua, args: MultiValue| {
-        let reply = with_current(|st| script_call(lua, st, &args))
-            .unwrap_or_else(|| Err(NOT_RUNNING.into()));
-        let frame = match reply {
-            Ok(frame) => frame,
-            Err(msg) => Frame::Error(msg.into_bytes()),
-        };
-        convert::frame_to_lua(lua, frame)
-    })?;
-    let raising_call = lua.create_function(|lua, args: MultiValue| {
-        let reply = with_current(|st| script_call(lua, st, &args))
-            .unwrap_or_else(|| Err(NOT_RUNNING.into()));
-        match reply {
-            Ok(Frame::Error(msg)) => Err(mlua::Error::runtime(format!(
-                "\u{1}tessera:{}",
-                String::from_utf8_lossy(&msg)
-            ))),
-            Ok(frame) => convert::frame_to_lua(lua, frame),
-            Err(msg) => Err(mlua::Error::runtime(format!("\u{1}tessera:{msg}"))),
-        }
-    })?;
+    // SAFETY (of `create_c_function`): both functions follow the Lua C API
+    // contract (see `redis_call`): they read only their own arguments and
+    // leave exactly the results they report on the stack.
+    let (raw_call, raising_call) = unsafe {
+        (
+            lua.create_c_function(lua_redis_pcall)?,
+            lua.create_c_function(lua_redis_call)?,
+        )
+    };
     let wrap: mlua::Function = globals.get("__tessera_wrap_calls")?;
     wrap.call::<()>((redis.clone(), raw_call, raising_call))?;
     lua.set_hook(
@@ -520,39 +518,29 @@ pub fn run_function(
         threshold_ms: srv.config.busy_reply_threshold(),
         worker_index,
         is_function: spec.is_function,
+        scratch: ReplyBuf {
+            buf: SCRATCH.with(|b| b.take()),
+            protocol: Protocol::Resp2,
+        },
+        numbers: Vec::new(),
     };
     let out: &mut ReplyBuf = out;
     let result = {
         let _current = CurrentRun::start(&mut state);
         scripting::with_vm(&srv.scripts, |vm| -> Result<Option<ScriptError>, String> {
             let f = get_fn(vm)?;
-            let outcome = (|| -> mlua::Result<Option<ScriptError>> {
-                vm.fill_args(keys, argv)?;
-                let (keys_t, argv_t) = (vm.keys_t.clone(), vm.argv_t.clone());
-                // Functions get (keys, args) as arguments; EVAL scripts get
-                // the KEYS and ARGV globals.
-                let f = if spec.is_function {
-                    scripting::functions::bind(&vm.lua, f, keys_t, argv_t)?
-                } else {
-                    vm.globals.raw_set("KEYS", keys_t)?;
-                    vm.globals.raw_set("ARGV", argv_t)?;
-                    f
-                };
-                Ok(match vm.run(f)? {
-                    Ok(v) => {
-                        convert::lua_to_reply(&v, out, 0);
-                        None
-                    }
-                    Err(t) => Some(script_error(&t)),
-                })
-            })();
-            if !spec.is_function {
-                let _ = vm.globals.raw_set("KEYS", Value::Nil);
-                let _ = vm.globals.raw_set("ARGV", Value::Nil);
+            match vm.run_with_args(f, keys, argv, spec.is_function, out) {
+                Ok(Ok(())) => Ok(None),
+                Ok(Err(e)) => Ok(Some(e)),
+                Err(e) => Err(e.to_string()),
             }
-            outcome.map_err(|e| e.to_string())
         })
     };
+    let mut scratch = std::mem::take(&mut state.scratch.buf);
+    scratch.clear();
+    if scratch.capacity() <= 64 * 1024 {
+        SCRATCH.with(|b| b.set(scratch));
+    }
     ctx.client.db = saved_db;
     ctx.client.info.db.store(saved_db, Relaxed);
     ctx.client.reply_mode = saved_mode;
@@ -579,77 +567,208 @@ pub fn run_function(
     }
 }
 
-/// A script's error: its text and the source line it came from.
-type ScriptError = (Vec<u8>, Option<(String, i64)>);
-
-fn script_error(t: &mlua::Table) -> ScriptError {
-    let msg: Vec<u8> = match t.raw_get::<Value>("err") {
-        Ok(Value::String(s)) => s.as_bytes().to_vec(),
-        _ => b"ERR unknown error".to_vec(),
-    };
-    let src = match (t.raw_get::<Value>("source"), t.raw_get::<Value>("line")) {
-        (Ok(Value::String(s)), Ok(line)) => {
-            let line = match line {
-                Value::Integer(i) => i,
-                Value::Number(n) => n as i64,
-                _ => 0,
-            };
-            Some((s.to_string_lossy(), line))
-        }
-        _ => None,
-    };
-    (msg, src)
+/// `redis.call`: raises the command's error.
+unsafe extern "C-unwind" fn lua_redis_call(state: *mut mlua::ffi::lua_State) -> c_int {
+    // SAFETY: called by Lua with a valid state (the C function contract).
+    unsafe { redis_call(state, true) }
 }
 
-/// One `redis.call`: checks, runs the command, returns its reply frame.
-fn script_call(lua: &mlua::Lua, st: &mut CallState, args: &MultiValue) -> Result<Frame, String> {
-    let argv = convert::call_args(lua, args).map_err(|e| e.to_string())?;
-    if argv.is_empty() {
-        return Err("ERR Please specify at least one argument for this redis lib call".into());
-    }
-    let refs: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
-    let Some((mut id, mut spec)) = super::lookup(refs[0]) else {
-        return Err("ERR Unknown Redis command called from script".into());
+/// `redis.pcall`: returns the command's error as an `{err=...}` table.
+unsafe extern "C-unwind" fn lua_redis_pcall(state: *mut mlua::ffi::lua_State) -> c_int {
+    // SAFETY: as for `lua_redis_call`.
+    unsafe { redis_call(state, false) }
+}
+
+/// One `redis.call` / `redis.pcall`, straight on the Lua stack: the
+/// arguments are borrowed from the Lua strings (no copies, no mlua values)
+/// and the reply is pushed from its RESP bytes. This path is the whole cost
+/// of a script like the whitepaper's EVALSHA row, and going through mlua
+/// values made it ~20% slower per call than redis-server's (see
+/// docs/benchmarks.md).
+///
+/// The work is split in two so that a Lua error (a longjmp in the vendored
+/// Lua 5.1) can never skip a Rust destructor: phase one runs the command
+/// and calls no Lua function that can raise; it leaves the reply (or the
+/// error text) in the run's scratch buffer, which lives on the stack of
+/// `run_function` for the whole script. Phase two only reads that buffer
+/// through a borrowed slice while it pushes values or raises.
+///
+/// # Safety
+/// `state` must be the Lua state that called this C function.
+unsafe fn redis_call(state: *mut mlua::ffi::lua_State, raise: bool) -> c_int {
+    use mlua::ffi;
+    // Phase one.
+    let outcome = with_current(|st| {
+        // SAFETY: `state` is valid (caller contract); `call_on_stack`
+        // borrows stack values only while they stay on the stack.
+        let ok = unsafe { call_on_stack(state, st) };
+        let buf = &st.scratch.buf;
+        (ok, buf.as_ptr(), buf.len())
+    });
+    let (ok, ptr, len) = match outcome {
+        Some(o) => o,
+        None => (false, NOT_RUNNING.as_ptr(), NOT_RUNNING.len()),
     };
-    if !spec.subcommands.is_empty() && refs.len() >= 2 {
-        match super::lookup_sub(spec, refs[1]) {
+    // Phase two.
+    // SAFETY: `ptr..ptr+len` is the scratch buffer of the running script
+    // (or a static text); nothing writes to it until the next redis.call,
+    // which cannot start before this function returns or raises.
+    let bytes = unsafe { std::slice::from_raw_parts(ptr, len) };
+    let error: Option<&[u8]> = if !ok {
+        Some(bytes)
+    } else {
+        convert::reply_error_text(bytes)
+    };
+    // SAFETY: valid state; only borrowed data is live from here on.
+    unsafe {
+        match error {
+            Some(text) if raise => {
+                const MARK: &[u8] = b"\x01tessera:";
+                ffi::lua_settop(state, 0);
+                ffi::lua_pushlstring(state, MARK.as_ptr().cast(), MARK.len());
+                ffi::lua_pushlstring(state, text.as_ptr().cast(), text.len());
+                ffi::lua_concat(state, 2);
+                ffi::lua_error(state)
+            }
+            Some(text) => {
+                ffi::lua_settop(state, 0);
+                convert::push_tagged(state, b"err", text);
+            }
+            None => {
+                ffi::lua_settop(state, 0);
+                convert::push_reply(state, bytes);
+            }
+        }
+    }
+    1
+}
+
+/// Phase one of a `redis.call`: checks the arguments on the stack, runs the
+/// command and leaves its reply in `st.scratch` (true), or leaves an error
+/// text there (false). Calls no Lua function that can raise.
+///
+/// # Safety
+/// `state` must be a valid Lua state.
+unsafe fn call_on_stack(state: *mut mlua::ffi::lua_State, st: &mut CallState) -> bool {
+    use mlua::ffi;
+    fn fail(scratch: &mut ReplyBuf, msg: &str) -> bool {
+        scratch.buf.clear();
+        scratch.buf.extend_from_slice(msg.as_bytes());
+        false
+    }
+    // SAFETY (all FFI calls below): `state` is valid; lua_gettop, lua_type,
+    // lua_tonumber and lua_tolstring on a string value never raise or
+    // allocate.
+    let n = unsafe { ffi::lua_gettop(state) };
+    if n <= 0 {
+        return fail(
+            &mut st.scratch,
+            "ERR Please specify at least one argument for this redis lib call",
+        );
+    }
+    // Numbers are sent as C's %.17g prints them, as Redis 7.0 does (Lua's
+    // own tostring would round to 14 digits).
+    st.numbers.clear();
+    let mut number_ends: SmallVec<[usize; 4]> = SmallVec::new();
+    for i in 1..=n {
+        match unsafe { ffi::lua_type(state, i) } {
+            ffi::LUA_TSTRING => {}
+            ffi::LUA_TNUMBER => {
+                let v = unsafe { ffi::lua_tonumber(state, i) };
+                crate::util::numbers::format_f64(v, &mut st.numbers);
+                number_ends.push(st.numbers.len());
+            }
+            _ => {
+                return fail(
+                    &mut st.scratch,
+                    "ERR Lua redis lib command arguments must be strings or integers",
+                )
+            }
+        }
+    }
+    let mut args: SmallVec<[&[u8]; 8]> = SmallVec::new();
+    let (mut number_at, mut number_idx) = (0, 0);
+    for i in 1..=n {
+        if unsafe { ffi::lua_type(state, i) } == ffi::LUA_TSTRING {
+            let mut len = 0usize;
+            let p = unsafe { ffi::lua_tolstring(state, i, &mut len) };
+            // SAFETY: a Lua string's bytes stay put while it is on the
+            // stack, which it is until this redis.call returns.
+            args.push(unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) });
+        } else {
+            let end = number_ends[number_idx];
+            args.push(&st.numbers[number_at..end]);
+            number_at = end;
+            number_idx += 1;
+        }
+    }
+    let Some((mut id, mut spec)) = super::lookup(args[0]) else {
+        return fail(
+            &mut st.scratch,
+            "ERR Unknown Redis command called from script",
+        );
+    };
+    if !spec.subcommands.is_empty() && args.len() >= 2 {
+        match super::lookup_sub(spec, args[1]) {
             Some((sid, sub)) => {
                 id = sid;
                 spec = sub;
             }
-            None => return Err("ERR Unknown Redis command called from script".into()),
+            None => {
+                return fail(
+                    &mut st.scratch,
+                    "ERR Unknown Redis command called from script",
+                )
+            }
         }
     }
-    if !spec.arity_ok(refs.len()) {
-        return Err("ERR Wrong number of args calling Redis command from script".into());
+    if !spec.arity_ok(args.len()) {
+        return fail(
+            &mut st.scratch,
+            "ERR Wrong number of args calling Redis command from script",
+        );
     }
     if spec.has(NOSCRIPT) {
-        return Err("ERR This Redis command is not allowed from script".into());
+        return fail(
+            &mut st.scratch,
+            "ERR This Redis command is not allowed from script",
+        );
     }
     if spec.has(WRITE) {
         if st.read_only {
-            return Err("ERR Write commands are not allowed from read-only scripts.".into());
+            return fail(
+                &mut st.scratch,
+                "ERR Write commands are not allowed from read-only scripts.",
+            );
         }
         if !st.allow_oom
             && spec.has(DENYOOM)
             && st.srv.config.maxmemory() > 0
             && st.srv.used_memory() > st.srv.config.maxmemory()
         {
-            return Err("OOM command not allowed when used memory > 'maxmemory'.".into());
+            return fail(
+                &mut st.scratch,
+                "OOM command not allowed when used memory > 'maxmemory'.",
+            );
         }
         st.srv.scripts.wrote.store(true, Relaxed);
     }
-    let protocol = if convert::SCRIPT_RESP.with(|r| r.get()) == 3 {
+    st.scratch.protocol = if convert::SCRIPT_RESP.with(|r| r.get()) == 3 {
         Protocol::Resp3
     } else {
         Protocol::Resp2
     };
-    let mut out = ReplyBuf::new(protocol);
-    dispatch::call(st.srv, st.client, &mut out, id, spec, &refs, st.now_ms);
-    match tessera_resp::frame::parse_frame(&out.buf) {
-        Ok(Some((f, _))) => Ok(f),
-        _ => Ok(tessera_resp::frame::Frame::Null),
-    }
+    st.scratch.buf.clear();
+    dispatch::call(
+        st.srv,
+        st.client,
+        &mut st.scratch,
+        id,
+        spec,
+        &args,
+        st.now_ms,
+    );
+    true
 }
 
 fn script_load(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {

@@ -1,106 +1,415 @@
 //! Conversions between RESP replies and Lua values, as redis-server 7.0
 //! does them, and the `redis` table's helper functions.
 
-use mlua::{Lua, MultiValue, Table, Value};
-use tessera_resp::encode::ReplyBuf;
-use tessera_resp::frame::Frame;
+use std::ffi::c_int;
 
-/// A command reply as a Lua value. RESP2: integers → numbers, bulk →
+use mlua::{ffi, Lua, MultiValue, Table, Value};
+use tessera_resp::encode::ReplyBuf;
+
+/// The error text of a command reply that is an error (`-ERR ...` or a
+/// RESP3 bulk error), without its marker and CRLF.
+pub fn reply_error_text(reply: &[u8]) -> Option<&[u8]> {
+    match reply.first()? {
+        b'-' => {
+            let end = memchr::memchr(b'\r', reply).unwrap_or(reply.len());
+            Some(&reply[1..end])
+        }
+        b'!' => {
+            let mut pos = 1;
+            let len = resp_line(reply, &mut pos);
+            let len = crate::util::numbers::parse_u64(len).unwrap_or(0) as usize;
+            reply.get(pos..pos.saturating_add(len))
+        }
+        _ => None,
+    }
+}
+
+/// The rest of the line at `pos` (without CRLF); moves past it.
+fn resp_line<'a>(buf: &'a [u8], pos: &mut usize) -> &'a [u8] {
+    let rest = buf.get(*pos..).unwrap_or_default();
+    let end = memchr::memchr(b'\r', rest).unwrap_or(rest.len());
+    *pos += (end + 2).min(rest.len());
+    &rest[..end]
+}
+
+/// Pushes `{<key> = text}`, the shape of status and error replies.
+///
+/// # Safety
+/// `state` must be a valid Lua state with two free stack slots.
+pub unsafe fn push_tagged(state: *mut ffi::lua_State, key: &[u8], text: &[u8]) {
+    // SAFETY: valid state (caller contract); the table is new, so the raw
+    // set cannot meet a metamethod.
+    unsafe {
+        ffi::lua_createtable(state, 0, 1);
+        ffi::lua_pushlstring(state, key.as_ptr().cast(), key.len());
+        ffi::lua_pushlstring(state, text.as_ptr().cast(), text.len());
+        ffi::lua_rawset(state, -3);
+    }
+}
+
+/// Pushes a command reply (as this server's encoder wrote it) as the Lua
+/// value Redis 7.0 gives scripts. RESP2: integers → numbers, bulk →
 /// strings, nulls → false, arrays → tables, status → {ok=}, error →
 /// {err=}. RESP3 adds maps {map=}, sets {set=}, null → nil, booleans,
 /// doubles {double=}, big numbers {big_number=}, verbatim strings
 /// {verbatim_string={format=, string=}}.
-pub fn frame_to_lua(lua: &Lua, f: Frame) -> mlua::Result<Value> {
-    Ok(match f {
-        Frame::Simple(s) => {
-            let t = lua.create_table()?;
-            t.raw_set("ok", bstr::BStr::new(&s))?;
-            Value::Table(t)
-        }
-        Frame::Error(e) | Frame::BulkError(e) => {
-            let t = lua.create_table()?;
-            t.raw_set("err", bstr::BStr::new(&e))?;
-            Value::Table(t)
-        }
-        Frame::Integer(n) => Value::Number(n as f64),
-        Frame::Bulk(b) => Value::String(lua.create_string(&b)?),
-        Frame::NullBulk | Frame::NullArray => Value::Boolean(false),
-        Frame::Null => Value::Nil,
-        Frame::Array(items) | Frame::Push(items) => {
-            let t = lua.create_table_with_capacity(items.len(), 0)?;
-            for (i, it) in items.into_iter().enumerate() {
-                t.raw_set(i + 1, frame_to_lua(lua, it)?)?;
-            }
-            Value::Table(t)
-        }
-        Frame::Map(pairs) => {
-            let inner = lua.create_table()?;
-            for (k, v) in pairs {
-                inner.raw_set(frame_to_lua(lua, k)?, frame_to_lua(lua, v)?)?;
-            }
-            let t = lua.create_table()?;
-            t.raw_set("map", inner)?;
-            Value::Table(t)
-        }
-        Frame::Set(items) => {
-            let inner = lua.create_table()?;
-            for it in items {
-                inner.raw_set(frame_to_lua(lua, it)?, true)?;
-            }
-            let t = lua.create_table()?;
-            t.raw_set("set", inner)?;
-            Value::Table(t)
-        }
-        Frame::Double(text) => {
-            let n: f64 = std::str::from_utf8(&text)
-                .ok()
-                .and_then(|s| s.parse().ok())
-                .unwrap_or(0.0);
-            let t = lua.create_table()?;
-            t.raw_set("double", n)?;
-            Value::Table(t)
-        }
-        Frame::Boolean(b) => Value::Boolean(b),
-        Frame::BigNumber(s) => {
-            let t = lua.create_table()?;
-            t.raw_set("big_number", lua.create_string(&s)?)?;
-            Value::Table(t)
-        }
-        Frame::Verbatim { format, text } => {
-            let inner = lua.create_table()?;
-            inner.raw_set("format", lua.create_string(format)?)?;
-            inner.raw_set("string", lua.create_string(&text)?)?;
-            let t = lua.create_table()?;
-            t.raw_set("verbatim_string", inner)?;
-            Value::Table(t)
-        }
-        Frame::Attribute { frame, .. } => frame_to_lua(lua, *frame)?,
-    })
+///
+/// Only borrowed data is live while it pushes, so a Lua memory error (a
+/// longjmp) skips no destructor.
+///
+/// # Safety
+/// `state` must be a valid Lua state.
+pub unsafe fn push_reply(state: *mut ffi::lua_State, reply: &[u8]) {
+    let mut pos = 0;
+    // SAFETY: caller contract.
+    unsafe { push_value(state, reply, &mut pos) }
 }
 
-/// Writes a script's return value as a reply, as Redis 7.0 converts it.
-pub fn lua_to_reply(v: &Value, out: &mut ReplyBuf, depth: usize) {
+/// # Safety
+/// `state` must be a valid Lua state.
+unsafe fn push_value(state: *mut ffi::lua_State, buf: &[u8], pos: &mut usize) {
+    use crate::util::numbers::{parse_i64, parse_u64};
+    // SAFETY (every FFI call below): valid state (caller contract), a stack
+    // slot checked for each level, and tables created here carry no
+    // metatable, so raw sets run no Lua code.
+    unsafe {
+        if ffi::lua_checkstack(state, 4) == 0 {
+            return;
+        }
+        let Some(&tag) = buf.get(*pos) else {
+            ffi::lua_pushnil(state);
+            return;
+        };
+        *pos += 1;
+        let line = resp_line(buf, pos);
+        let count = || parse_u64(line).map(|n| n as usize);
+        let blob = |pos: &mut usize| -> &[u8] {
+            let len = parse_u64(line).unwrap_or(0) as usize;
+            let data = buf.get(*pos..pos.saturating_add(len)).unwrap_or_default();
+            *pos = pos.saturating_add(len + 2);
+            data
+        };
+        match tag {
+            b'+' => push_tagged(state, b"ok", line),
+            b'-' => push_tagged(state, b"err", line),
+            b':' => ffi::lua_pushnumber(state, parse_i64(line).unwrap_or(0) as f64),
+            b'$' if line == b"-1" => ffi::lua_pushboolean(state, 0),
+            b'$' => {
+                let data = blob(pos);
+                ffi::lua_pushlstring(state, data.as_ptr().cast(), data.len());
+            }
+            b'!' => push_tagged(state, b"err", blob(pos)),
+            b'*' | b'>' => match count() {
+                None => ffi::lua_pushboolean(state, 0),
+                Some(n) => {
+                    ffi::lua_createtable(state, c_int::try_from(n).unwrap_or(0), 0);
+                    for i in 1..=n {
+                        push_value(state, buf, pos);
+                        ffi::lua_rawseti_(state, -2, c_int::try_from(i).unwrap_or(c_int::MAX));
+                    }
+                }
+            },
+            b'%' | b'~' => {
+                let n = count().unwrap_or(0);
+                let is_map = tag == b'%';
+                let key: &[u8] = if is_map { b"map" } else { b"set" };
+                ffi::lua_createtable(state, 0, 1);
+                ffi::lua_pushlstring(state, key.as_ptr().cast(), key.len());
+                ffi::lua_createtable(state, 0, c_int::try_from(n).unwrap_or(0));
+                for _ in 0..n {
+                    push_value(state, buf, pos);
+                    if is_map {
+                        push_value(state, buf, pos);
+                    } else {
+                        ffi::lua_pushboolean(state, 1);
+                    }
+                    // A nil key cannot be stored (Lua would raise).
+                    if ffi::lua_type(state, -2) == ffi::LUA_TNIL {
+                        ffi::lua_settop(state, -3);
+                    } else {
+                        ffi::lua_rawset(state, -3);
+                    }
+                }
+                ffi::lua_rawset(state, -3);
+            }
+            b'_' => ffi::lua_pushnil(state),
+            b'#' => ffi::lua_pushboolean(state, c_int::from(line == b"t")),
+            b',' => {
+                let n: f64 = std::str::from_utf8(line)
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(0.0);
+                ffi::lua_createtable(state, 0, 1);
+                ffi::lua_pushlstring(state, b"double".as_ptr().cast(), 6);
+                ffi::lua_pushnumber(state, n);
+                ffi::lua_rawset(state, -3);
+            }
+            b'(' => push_tagged(state, b"big_number", line),
+            b'=' => {
+                let data = blob(pos);
+                let (format, text) = match data.get(3) {
+                    Some(b':') => (&data[..3], &data[4..]),
+                    _ => (&b"txt"[..], data),
+                };
+                ffi::lua_createtable(state, 0, 1);
+                ffi::lua_pushlstring(state, b"verbatim_string".as_ptr().cast(), 15);
+                ffi::lua_createtable(state, 0, 2);
+                ffi::lua_pushlstring(state, b"format".as_ptr().cast(), 6);
+                ffi::lua_pushlstring(state, format.as_ptr().cast(), format.len());
+                ffi::lua_rawset(state, -3);
+                ffi::lua_pushlstring(state, b"string".as_ptr().cast(), 6);
+                ffi::lua_pushlstring(state, text.as_ptr().cast(), text.len());
+                ffi::lua_rawset(state, -3);
+                ffi::lua_rawset(state, -3);
+            }
+            b'|' => {
+                // Attributes are dropped; the value after them is the reply.
+                for _ in 0..count().unwrap_or(0) * 2 {
+                    push_value(state, buf, pos);
+                    ffi::lua_settop(state, -2);
+                }
+                push_value(state, buf, pos);
+            }
+            _ => ffi::lua_pushnil(state),
+        }
+    }
+}
+
+/// A script's error: its text and the source line it came from.
+pub type ScriptError = (Vec<u8>, Option<(String, i64)>);
+
+/// Writes the Lua value at stack index `idx` (absolute) as a reply, as
+/// Redis 7.0 converts a script's return value.
+///
+/// Reads only (raw gets, `lua_next` over tables it does not change), so
+/// no Lua code runs and nothing can raise but a memory error.
+///
+/// # Safety
+/// `state` must be a valid Lua state and `idx` a valid absolute index.
+pub unsafe fn write_reply(
+    state: *mut ffi::lua_State,
+    idx: c_int,
+    out: &mut ReplyBuf,
+    depth: usize,
+) {
     if depth > 1000 {
         out.error(b"ERR reached lua stack limit");
         return;
     }
-    match v {
-        Value::Nil => out.null(),
-        // Booleans follow the script's protocol (redis.setresp).
-        Value::Boolean(b) => {
-            if SCRIPT_RESP.with(|r| r.get()) == 3 {
-                out.boolean(*b)
-            } else if *b {
-                out.int(1)
-            } else {
-                out.null()
+    // SAFETY (every FFI call below): valid state and index (caller
+    // contract); stack room is checked before each nested level.
+    unsafe {
+        match ffi::lua_type(state, idx) {
+            ffi::LUA_TNIL => out.null(),
+            // Booleans follow the script's protocol (redis.setresp).
+            ffi::LUA_TBOOLEAN => {
+                let b = ffi::lua_toboolean(state, idx) != 0;
+                if SCRIPT_RESP.with(|r| r.get()) == 3 {
+                    out.boolean(b)
+                } else if b {
+                    out.int(1)
+                } else {
+                    out.null()
+                }
             }
+            ffi::LUA_TNUMBER => out.int(number_to_int(ffi::lua_tonumber(state, idx))),
+            ffi::LUA_TSTRING => out.bulk(stack_bytes(state, idx)),
+            ffi::LUA_TTABLE => {
+                if ffi::lua_checkstack(state, 4) == 0 {
+                    out.error(b"ERR reached lua stack limit");
+                    return;
+                }
+                write_table(state, idx, out, depth)
+            }
+            _ => out.null(),
         }
-        Value::Integer(i) => out.int(*i),
-        Value::Number(n) => out.int(number_to_int(*n)),
-        Value::String(s) => out.bulk(&s.as_bytes()),
-        Value::Table(t) => table_to_reply(t, out, depth),
-        _ => out.null(),
+    }
+}
+
+/// The bytes of the string at `idx`.
+///
+/// # Safety
+/// `idx` must hold a string; the slice is valid while it stays on the
+/// stack.
+unsafe fn stack_bytes<'a>(state: *mut ffi::lua_State, idx: c_int) -> &'a [u8] {
+    let mut len = 0usize;
+    // SAFETY: a string value: lua_tolstring neither converts nor raises.
+    unsafe {
+        let p = ffi::lua_tolstring(state, idx, &mut len);
+        if p.is_null() {
+            return &[];
+        }
+        std::slice::from_raw_parts(p.cast::<u8>(), len)
+    }
+}
+
+/// Pushes `t[key]` (raw) and returns its type.
+///
+/// # Safety
+/// Valid state, `t` an absolute index of a table, one free stack slot.
+unsafe fn raw_field(state: *mut ffi::lua_State, t: c_int, key: &[u8]) -> c_int {
+    // SAFETY: caller contract; a raw get runs no metamethod.
+    unsafe {
+        ffi::lua_pushlstring(state, key.as_ptr().cast(), key.len());
+        ffi::lua_rawget_(state, t);
+        ffi::lua_type(state, -1)
+    }
+}
+
+/// # Safety
+/// As [`write_reply`], with `t` a table and four free stack slots.
+unsafe fn write_table(state: *mut ffi::lua_State, t: c_int, out: &mut ReplyBuf, depth: usize) {
+    // SAFETY (all): caller contract; every push below is popped before the
+    // next, so the four checked slots suffice at this level.
+    unsafe {
+        let top = ffi::lua_gettop(state);
+        let restore = |state| ffi::lua_settop(state, top);
+        if raw_field(state, t, b"err") == ffi::LUA_TSTRING {
+            out.error(&error_text(stack_bytes(state, -1)));
+            return restore(state);
+        }
+        ffi::lua_settop(state, top);
+        if raw_field(state, t, b"ok") == ffi::LUA_TSTRING {
+            out.simple(&sanitize(stack_bytes(state, -1)));
+            return restore(state);
+        }
+        ffi::lua_settop(state, top);
+        if raw_field(state, t, b"double") == ffi::LUA_TNUMBER {
+            let mut text = Vec::new();
+            crate::util::numbers::format_f64(ffi::lua_tonumber(state, -1), &mut text);
+            out.double_text(&text);
+            return restore(state);
+        }
+        ffi::lua_settop(state, top);
+        if raw_field(state, t, b"big_number") == ffi::LUA_TSTRING {
+            let s = stack_bytes(state, -1);
+            if out.resp3() {
+                out.raw(b"(");
+                out.raw(&sanitize(s));
+                out.raw(b"\r\n");
+            } else {
+                out.bulk(s);
+            }
+            return restore(state);
+        }
+        ffi::lua_settop(state, top);
+        if raw_field(state, t, b"verbatim_string") == ffi::LUA_TTABLE {
+            let vs = top + 1;
+            let mut fmt = [b't', b'x', b't'];
+            if raw_field(state, vs, b"format") == ffi::LUA_TSTRING {
+                let f = stack_bytes(state, -1);
+                if f.len() == 3 {
+                    fmt.copy_from_slice(f);
+                }
+            }
+            ffi::lua_settop(state, vs);
+            let text: &[u8] = if raw_field(state, vs, b"string") == ffi::LUA_TSTRING {
+                stack_bytes(state, -1)
+            } else {
+                &[]
+            };
+            out.verbatim(&fmt, text);
+            return restore(state);
+        }
+        ffi::lua_settop(state, top);
+        if raw_field(state, t, b"map") == ffi::LUA_TTABLE {
+            let m = top + 1;
+            out.map(count_pairs(state, m));
+            ffi::lua_pushnil(state);
+            while ffi::lua_next(state, m) != 0 {
+                let v = ffi::lua_gettop(state);
+                write_reply(state, v - 1, out, depth + 1);
+                write_reply(state, v, out, depth + 1);
+                ffi::lua_settop(state, v - 1);
+            }
+            return restore(state);
+        }
+        ffi::lua_settop(state, top);
+        if raw_field(state, t, b"set") == ffi::LUA_TTABLE {
+            let m = top + 1;
+            out.set(count_pairs(state, m));
+            ffi::lua_pushnil(state);
+            while ffi::lua_next(state, m) != 0 {
+                let v = ffi::lua_gettop(state);
+                write_reply(state, v - 1, out, depth + 1);
+                ffi::lua_settop(state, v - 1);
+            }
+            return restore(state);
+        }
+        ffi::lua_settop(state, top);
+        // An array: elements 1..n up to the first nil.
+        let mut n: c_int = 0;
+        loop {
+            ffi::lua_rawgeti_(state, t, n + 1);
+            let nil = ffi::lua_type(state, -1) == ffi::LUA_TNIL;
+            ffi::lua_settop(state, top);
+            if nil || n == c_int::MAX {
+                break;
+            }
+            n += 1;
+        }
+        out.array(n as usize);
+        for i in 1..=n {
+            ffi::lua_rawgeti_(state, t, i);
+            write_reply(state, top + 1, out, depth + 1);
+            ffi::lua_settop(state, top);
+        }
+    }
+}
+
+/// Number of pairs in the table at `t`.
+///
+/// # Safety
+/// Valid state, `t` an absolute table index, two free stack slots.
+unsafe fn count_pairs(state: *mut ffi::lua_State, t: c_int) -> usize {
+    let mut n = 0;
+    // SAFETY: caller contract; keys are not touched while traversing.
+    unsafe {
+        ffi::lua_pushnil(state);
+        while ffi::lua_next(state, t) != 0 {
+            n += 1;
+            ffi::lua_settop(state, -2);
+        }
+    }
+    n
+}
+
+/// The text and source line of a script's error table at `t`.
+///
+/// # Safety
+/// Valid state, `t` an absolute index, two free stack slots.
+pub unsafe fn script_error(state: *mut ffi::lua_State, t: c_int) -> ScriptError {
+    // SAFETY: caller contract; raw gets only, stack restored.
+    unsafe {
+        if ffi::lua_type(state, t) != ffi::LUA_TTABLE {
+            let text = if ffi::lua_type(state, t) == ffi::LUA_TSTRING {
+                stack_bytes(state, t).to_vec()
+            } else {
+                b"unknown error".to_vec()
+            };
+            let mut msg = b"ERR ".to_vec();
+            msg.extend_from_slice(&text);
+            return (msg, None);
+        }
+        let top = ffi::lua_gettop(state);
+        let msg = if raw_field(state, t, b"err") == ffi::LUA_TSTRING {
+            stack_bytes(state, -1).to_vec()
+        } else {
+            b"ERR unknown error".to_vec()
+        };
+        ffi::lua_settop(state, top);
+        let src = if raw_field(state, t, b"source") == ffi::LUA_TSTRING {
+            let source = String::from_utf8_lossy(stack_bytes(state, -1)).into_owned();
+            let line = match raw_field(state, t, b"line") {
+                ffi::LUA_TNUMBER => ffi::lua_tonumber(state, -1) as i64,
+                _ => 0,
+            };
+            Some((source, line))
+        } else {
+            None
+        };
+        ffi::lua_settop(state, top);
+        (msg, src)
     }
 }
 
@@ -112,89 +421,6 @@ fn number_to_int(n: f64) -> i64 {
         i64::MIN
     } else {
         n as i64
-    }
-}
-
-fn table_to_reply(t: &Table, out: &mut ReplyBuf, depth: usize) {
-    if let Ok(Value::String(e)) = t.raw_get::<Value>("err") {
-        out.error(&error_text(&e.as_bytes()));
-        return;
-    }
-    if let Ok(Value::String(s)) = t.raw_get::<Value>("ok") {
-        out.simple(&sanitize(&s.as_bytes()));
-        return;
-    }
-    // Read as f64, not through Value: mlua turns an integral number such
-    // as -0.0 into Integer(0), and Redis prints "-0".
-    let double = match t.raw_get::<Value>("double") {
-        Ok(Value::Number(_) | Value::Integer(_)) => t.raw_get::<f64>("double").ok(),
-        _ => None,
-    };
-    if let Some(n) = double {
-        let mut text = Vec::new();
-        crate::util::numbers::format_f64(n, &mut text);
-        out.double_text(&text);
-        return;
-    }
-    if let Ok(Value::String(s)) = t.raw_get::<Value>("big_number") {
-        if out.resp3() {
-            out.raw(b"(");
-            out.raw(&sanitize(&s.as_bytes()));
-            out.raw(b"\r\n");
-        } else {
-            out.bulk(&s.as_bytes());
-        }
-        return;
-    }
-    if let Ok(Value::Table(vs)) = t.raw_get::<Value>("verbatim_string") {
-        let format: Vec<u8> = match vs.raw_get::<Value>("format") {
-            Ok(Value::String(f)) => f.as_bytes().to_vec(),
-            _ => b"txt".to_vec(),
-        };
-        let text: Vec<u8> = match vs.raw_get::<Value>("string") {
-            Ok(Value::String(s)) => s.as_bytes().to_vec(),
-            _ => Vec::new(),
-        };
-        let mut fmt = [b't', b'x', b't'];
-        if format.len() == 3 {
-            fmt.copy_from_slice(&format);
-        }
-        out.verbatim(&fmt, &text);
-        return;
-    }
-    if let Ok(Value::Table(m)) = t.raw_get::<Value>("map") {
-        let pairs: Vec<(Value, Value)> = m.pairs::<Value, Value>().filter_map(|p| p.ok()).collect();
-        out.map(pairs.len());
-        for (k, v) in &pairs {
-            lua_to_reply(k, out, depth + 1);
-            lua_to_reply(v, out, depth + 1);
-        }
-        return;
-    }
-    if let Ok(Value::Table(s)) = t.raw_get::<Value>("set") {
-        let members: Vec<Value> = s
-            .pairs::<Value, Value>()
-            .filter_map(|p| p.ok().map(|(k, _)| k))
-            .collect();
-        out.set(members.len());
-        for k in &members {
-            lua_to_reply(k, out, depth + 1);
-        }
-        return;
-    }
-    // An array: elements 1..n up to the first nil.
-    let mut items = Vec::new();
-    let mut i = 1;
-    loop {
-        match t.raw_get::<Value>(i) {
-            Ok(Value::Nil) | Err(_) => break,
-            Ok(v) => items.push(v),
-        }
-        i += 1;
-    }
-    out.array(items.len());
-    for v in &items {
-        lua_to_reply(v, out, depth + 1);
     }
 }
 
@@ -215,24 +441,6 @@ fn sanitize(s: &[u8]) -> std::borrow::Cow<'_, [u8]> {
 pub fn error_text(e: &[u8]) -> Vec<u8> {
     let e = e.strip_prefix(b"-").unwrap_or(e);
     sanitize(e).into_owned()
-}
-
-/// Arguments of `redis.call` as byte strings: strings and numbers only
-/// (numbers as Lua prints them).
-pub fn call_args(lua: &Lua, args: &MultiValue) -> Result<Vec<Vec<u8>>, &'static str> {
-    const BAD: &str = "ERR Lua redis lib command arguments must be strings or integers";
-    let mut out = Vec::with_capacity(args.len());
-    for a in args.iter() {
-        match a {
-            Value::String(s) => out.push(s.as_bytes().to_vec()),
-            Value::Integer(_) | Value::Number(_) => match lua.coerce_string(a.clone()) {
-                Ok(Some(s)) => out.push(s.as_bytes().to_vec()),
-                _ => return Err(BAD),
-            },
-            _ => return Err(BAD),
-        }
-    }
-    Ok(out)
 }
 
 /// Lua 5.1's number-to-string conversion (`%.14g`).

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 use std::sync::Arc;
 
-use mlua::{Function, Lua, MultiValue, Table, Value};
+use mlua::{Function, MultiValue, Table, Value};
 
 use super::{ScriptFlags, Vm};
 
@@ -335,12 +335,6 @@ pub fn callback(vm: &mut Vm, lib: &Library, function: &str) -> Result<Function, 
     vm.lua
         .registry_value::<Function>(key)
         .map_err(|e| format!("ERR {e}"))
-}
-
-/// Binds a function to its (keys, args) so it runs without arguments.
-pub fn bind(lua: &Lua, f: Function, keys: Table, args: Table) -> mlua::Result<Function> {
-    let binder: Function = lua.globals().get("__tessera_bind")?;
-    binder.call((f, keys, args))
 }
 
 // FUNCTION DUMP / RESTORE payloads: RDB "function2" records (opcode 245 and

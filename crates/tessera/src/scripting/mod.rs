@@ -24,12 +24,14 @@ pub mod libs;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Instant;
 
-use mlua::{Function, Lua, LuaOptions, MultiValue, RegistryKey, StdLib, Table, Value};
+use mlua::{ffi, Function, Lua, LuaOptions, MultiValue, RegistryKey, StdLib, Table, Value};
 use parking_lot::Mutex;
+use tessera_resp::encode::ReplyBuf;
 
 /// Script flags (the `#!lua flags=...` shebang, and function flags).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -231,6 +233,8 @@ pub struct Vm {
     /// The protected call wrapper: runs a function under the error handler
     /// that adds the script line to errors.
     runner: Function,
+    /// The same for a function called with (keys, args).
+    runner_with: Function,
     /// The real globals (scripts see a read-only proxy).
     pub globals: Table,
     /// The read-only proxy used as every script's environment.
@@ -302,12 +306,13 @@ local function handler(err)
   return err
 end
 
-__tessera_bind = function(f, keys, args)
-  return function() return f(keys, args) end
-end
-
 __tessera_run = function(f)
   return xpcall(f, handler)
+end
+
+-- Functions get (keys, args) as arguments.
+__tessera_run_with = function(f, keys, args)
+  return xpcall(function() return f(keys, args) end, handler)
 end
 
 -- Read-only views of tables: reads go through, writes fail, and pairs/next
@@ -388,6 +393,7 @@ impl Vm {
         install_math_random(&lua)?;
         lua.load(PRELUDE).set_name("=prelude").exec()?;
         let runner: Function = globals.get("__tessera_run")?;
+        let runner_with: Function = globals.get("__tessera_run_with")?;
         let redis = convert::build_redis_table(&lua)?;
         globals.raw_set("redis", redis.clone())?;
         crate::commands::scripting::install_calls(&lua, &globals, &redis)?;
@@ -426,6 +432,7 @@ impl Vm {
             generation,
             compiled: HashMap::default(),
             runner,
+            runner_with,
             globals,
             env,
             redis,
@@ -439,22 +446,78 @@ impl Vm {
         })
     }
 
-    /// Refills the KEYS and ARGV tables for a run.
-    pub fn fill_args(&mut self, keys: &[&[u8]], argv: &[&[u8]]) -> mlua::Result<()> {
-        fn fill(t: &Table, items: &[&[u8]], old_len: usize) -> mlua::Result<()> {
-            for (i, item) in items.iter().enumerate() {
-                t.raw_set(i + 1, bstr::BStr::new(item))?;
-            }
-            for i in items.len()..old_len {
-                t.raw_set(i + 1, Value::Nil)?;
-            }
-            Ok(())
+    /// Runs a script (`as_function`: false; it sees KEYS and ARGV as
+    /// globals) or a library function (true; called with the keys and
+    /// arguments tables) under the error handler, and writes its reply into
+    /// `out`; a failure comes back as the script's error.
+    ///
+    /// Done on the raw Lua stack in one protected call: per-call mlua
+    /// values (registry references, table handles) cost more than the rest
+    /// of a short script (docs/benchmarks.md, EVALSHA).
+    pub fn run_with_args(
+        &mut self,
+        f: Function,
+        keys: &[&[u8]],
+        argv: &[&[u8]],
+        as_function: bool,
+        out: &mut ReplyBuf,
+    ) -> mlua::Result<Result<(), convert::ScriptError>> {
+        let (old_keys, old_argv) = (self.keys_len, self.argv_len);
+        let runner = if as_function {
+            self.runner_with.clone()
+        } else {
+            self.runner.clone()
+        };
+        let mut outcome = Ok(());
+        let result = &mut outcome;
+        // SAFETY: the closure runs inside mlua's protected call with
+        // [runner, f, KEYS table, ARGV table] at stack indices 1..4, and
+        // uses only the raw API on them: it pushes strings into the two
+        // tables, sets two globals with raw sets (no metamethods), and calls
+        // the runner under lua_pcall, so no Lua error escapes it except a
+        // memory error (after which mlua reports the error and nothing here
+        // is used again).
+        unsafe {
+            self.lua.exec_raw::<()>(
+                (runner, f, self.keys_t.clone(), self.argv_t.clone()),
+                |state| {
+                    fill_table(state, 3, keys, old_keys);
+                    fill_table(state, 4, argv, old_argv);
+                    if !as_function {
+                        set_global(state, b"KEYS", 3);
+                        set_global(state, b"ARGV", 4);
+                    }
+                    ffi::lua_checkstack(state, 8);
+                    ffi::lua_pushvalue(state, 1);
+                    ffi::lua_pushvalue(state, 2);
+                    let nargs = if as_function {
+                        ffi::lua_pushvalue(state, 3);
+                        ffi::lua_pushvalue(state, 4);
+                        3
+                    } else {
+                        1
+                    };
+                    // The runner returns (ok, value or error table).
+                    let rc = ffi::lua_pcall(state, nargs, 2, 0);
+                    let top = ffi::lua_gettop(state);
+                    if rc != 0 {
+                        *result = Err(convert::script_error(state, top));
+                    } else if ffi::lua_toboolean(state, top - 1) != 0 {
+                        convert::write_reply(state, top, out, 0);
+                    } else {
+                        *result = Err(convert::script_error(state, top));
+                    }
+                    if !as_function {
+                        ffi::lua_pushnil(state);
+                        set_global(state, b"KEYS", -1);
+                        set_global(state, b"ARGV", -1);
+                    }
+                },
+            )?;
         }
-        fill(&self.keys_t, keys, self.keys_len)?;
-        fill(&self.argv_t, argv, self.argv_len)?;
         self.keys_len = keys.len();
         self.argv_len = argv.len();
-        Ok(())
+        Ok(outcome)
     }
 
     /// Compiles a script body into a function (cached by SHA).
@@ -583,4 +646,45 @@ pub fn with_vm<R>(scripts: &Scripts, f: impl FnOnce(&mut Vm) -> R) -> Result<R, 
 /// Bytes used by this thread's Lua state (INFO used_memory_lua).
 pub fn lua_memory() -> usize {
     VM.with(|cell| cell.borrow().as_ref().map_or(0, |vm| vm.lua.used_memory()))
+}
+
+/// Sets `t[1..]` (the table at stack index `t`) to `items`, clearing the
+/// entries a previous, longer fill left.
+///
+/// # Safety
+/// Valid state; `t` an absolute index of a table without metatable.
+unsafe fn fill_table(state: *mut ffi::lua_State, t: c_int, items: &[&[u8]], old_len: usize) {
+    // SAFETY: caller contract; lua_checkstack makes room for the pushes.
+    unsafe {
+        ffi::lua_checkstack(state, 2);
+        for (i, item) in items.iter().enumerate() {
+            ffi::lua_pushlstring(state, item.as_ptr().cast(), item.len());
+            ffi::lua_rawseti_(state, t, c_int::try_from(i + 1).unwrap_or(c_int::MAX));
+        }
+        for i in items.len()..old_len {
+            ffi::lua_pushnil(state);
+            ffi::lua_rawseti_(state, t, c_int::try_from(i + 1).unwrap_or(c_int::MAX));
+        }
+    }
+}
+
+/// Sets the global `name` to the value at `value` with a raw set: the real
+/// globals are sealed against writes from scripts, not from here.
+///
+/// # Safety
+/// Valid state; `value` a valid index (relative indices count before the
+/// key is pushed).
+unsafe fn set_global(state: *mut ffi::lua_State, name: &[u8], value: c_int) {
+    // SAFETY: caller contract.
+    unsafe {
+        ffi::lua_checkstack(state, 2);
+        let value = if value < 0 {
+            ffi::lua_gettop(state) + 1 + value
+        } else {
+            value
+        };
+        ffi::lua_pushlstring(state, name.as_ptr().cast(), name.len());
+        ffi::lua_pushvalue(state, value);
+        ffi::lua_rawset(state, ffi::LUA_GLOBALSINDEX);
+    }
 }
