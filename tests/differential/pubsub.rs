@@ -48,18 +48,21 @@ struct Side {
 }
 
 thread_local! {
-    /// Subscriber connections of the current run, keyed by the main connection's local port
-    /// (unique per run and side).
-    static SIDES: RefCell<HashMap<u16, Side>> = RefCell::new(HashMap::new());
+    /// Subscriber connections of the current run, keyed by the main connection's local and
+    /// server ports (unique per run and side: Linux may give connections to the two servers
+    /// the same local port, so the local port alone can mix the sides up).
+    static SIDES: RefCell<HashMap<(u16, u16), Side>> = RefCell::new(HashMap::new());
 }
 
-fn key_of(c: &RawClient) -> u16 {
-    c.stream().local_addr().map(|a| a.port()).unwrap_or(0)
+fn key_of(c: &RawClient) -> (u16, u16) {
+    let local = c.stream().local_addr().map(|a| a.port()).unwrap_or(0);
+    let server = c.stream().peer_addr().map(|a| a.port()).unwrap_or(0);
+    (local, server)
 }
 
 fn with_side<R>(main: &mut RawClient, f: impl FnOnce(&mut Side, &mut RawClient) -> R) -> R {
     let key = key_of(main);
-    let port = main.stream().peer_addr().map(|a| a.port()).unwrap_or(0);
+    let port = key.1;
     SIDES.with(|s| {
         let mut map = s.borrow_mut();
         let side = map.entry(key).or_insert_with(|| {
