@@ -37,17 +37,15 @@ fn main() {
             _ => {}
         }
     }
-    let config = match tessera::config::Config::from_args(&args) {
+    let known = |name: &[u8]| tessera::commands::is_builtin_command(name);
+    let config = match tessera::config::Config::from_args_with_commands(&args, &known) {
         Ok(c) => c,
         Err(msg) => {
             eprintln!("{msg}");
             std::process::exit(1);
         }
     };
-    if !config.renamed_commands().is_empty() {
-        eprintln!("rename-command is not supported by Tessera yet");
-        std::process::exit(1);
-    }
+    tessera::commands::set_renames(config.renamed_commands());
     if let Err(e) = std::env::set_current_dir(config.dir()) {
         eprintln!("Can't chdir to '{}': {}", config.dir(), e);
         std::process::exit(1);

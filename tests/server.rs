@@ -720,6 +720,79 @@ fn config_rewrite_updates_the_config_file() {
     assert_eq!(config_get(&mut raw, "maxmemory-policy"), "allkeys-lru");
 }
 
+#[test]
+fn rename_command_renames_and_removes_commands() {
+    // Applied in order to the command names as they stand: SET's name is free again once
+    // SET is renamed, so GET can take it.
+    let s = TestServer::start_with(&[
+        "--rename-command",
+        "CONFIG",
+        "",
+        "--rename-command",
+        "flushall",
+        "nukeall",
+        "--rename-command",
+        "SET",
+        "x",
+        "--rename-command",
+        "GET",
+        "SET",
+    ]);
+    let mut raw = s.raw();
+    assert_eq!(
+        raw.call(&["CONFIG", "GET", "port"]),
+        Frame::Error(
+            "ERR unknown command 'CONFIG', with args beginning with: 'GET' 'port' ".into()
+        )
+    );
+    assert_eq!(raw.call(&["x", "k", "v"]), simple("OK"));
+    assert_eq!(raw.call(&["SET", "k"]), Frame::Bulk(b"v".to_vec()));
+    // Errors and COMMAND INFO keep the command's own name.
+    assert_eq!(
+        raw.call(&["SET"]),
+        Frame::Error("ERR wrong number of arguments for 'get' command".into())
+    );
+    let info = array(raw.call(&["COMMAND", "INFO", "nukeall", "flushall"]));
+    assert_eq!(string(&array(info[0].clone())[0]), "flushall");
+    assert_eq!(info[1], Frame::NullBulk);
+    let list: Vec<String> = array(raw.call(&["COMMAND", "LIST"]))
+        .iter()
+        .map(string)
+        .collect();
+    assert!(list.contains(&"flushall".to_string()) && !list.contains(&"config".to_string()));
+    assert_eq!(
+        raw.call(&["EVAL", "return redis.pcall('GET', 'k')", "0"]),
+        Frame::Error("ERR Unknown Redis command called from script".into())
+    );
+    assert_eq!(raw.call(&["nukeall"]), simple("OK"));
+    assert_eq!(raw.call(&["EXISTS", "k"]), Frame::Integer(0));
+    let stats = commandstat(&mut raw, "flushall").expect("flushall counted under its own name");
+    assert_eq!(stats["calls"], "1");
+}
+
+#[test]
+fn rename_command_errors_stop_start_up() {
+    for (args, reason) in [
+        (
+            ["--rename-command", "NOSUCH", "x"],
+            "No such command in rename-command",
+        ),
+        (
+            ["--rename-command", "GET", "SET"],
+            "Target command name already exists",
+        ),
+    ] {
+        let out = std::process::Command::new(common::ServerKind::target().binary())
+            .args(args)
+            .output()
+            .expect("run the server");
+        assert!(!out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(text.contains(reason), "{text}");
+    }
+}
+
 // ---------------------------------------------------------------- COMMAND
 
 /// The fields of one COMMAND INFO entry that both servers must agree on, plus the rest.

@@ -61,6 +61,14 @@ impl ServerKind {
             ServerKind::Redis => "redis",
         }
     }
+
+    /// The server's executable.
+    pub fn binary(self) -> PathBuf {
+        match self {
+            ServerKind::Tessera => tessera_bin(),
+            ServerKind::Redis => redis_bin(),
+        }
+    }
 }
 
 /// True when the tests run against real redis-server (`TESSERA_TEST_TARGET=redis`).

@@ -369,8 +369,26 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
         .chain(server::COMMANDS)
 }
 
+/// `rename-command` lines (lowercase name, new name; an empty new name
+/// removes the command), set once at start-up before the first lookup.
+static RENAMES: OnceLock<Vec<(Vec<u8>, Vec<u8>)>> = OnceLock::new();
+
+/// Applies the configuration's `rename-command` lines to the command
+/// table. Must run before any command is looked up (the table is built
+/// once); returns false if it was built already.
+pub fn set_renames(renames: &[(Vec<u8>, Vec<u8>)]) -> bool {
+    RENAMES.set(renames.to_vec()).is_ok()
+}
+
+/// Whether `name` is a top-level command of the built-in table (before any
+/// rename): for checking `rename-command` lines while the configuration
+/// is read.
+pub fn is_builtin_command(name: &[u8]) -> bool {
+    families().any(|c| name.eq_ignore_ascii_case(c.name.as_bytes()))
+}
+
 struct Registry {
-    /// Top-level name → id.
+    /// Top-level name → id, after `rename-command`.
     by_name: HashMap<&'static str, usize, foldhash::fast::FixedState>,
     /// Every command and subcommand; the index is the command id that
     /// per-thread statistics are kept under.
@@ -391,6 +409,31 @@ fn registry() -> &'static Registry {
             by_name.insert(c.name, flat.len());
             flat.push((c.name.to_string(), *c));
         }
+        // As redis-server applies them to its command dictionary: the old
+        // name goes, the new one (if any) points at the same command,
+        // whose own name (COMMAND INFO, errors, commandstats) is unchanged.
+        // The lines were checked when the configuration was read.
+        for (name, target) in RENAMES.get().map(|r| r.as_slice()).unwrap_or_default() {
+            let Some(id) = std::str::from_utf8(name)
+                .ok()
+                .and_then(|n| by_name.remove(n))
+            else {
+                continue;
+            };
+            if let Ok(t) = std::str::from_utf8(target) {
+                if !t.is_empty() && !by_name.contains_key(t) {
+                    // Start-up only, once per rename: the table lives for
+                    // the whole process.
+                    by_name.insert(Box::leak(t.to_string().into_boxed_str()), id);
+                }
+            }
+        }
+        let top: Vec<&'static CommandSpec> = top
+            .into_iter()
+            .enumerate()
+            .filter(|(id, _)| by_name.values().any(|v| v == id))
+            .map(|(_, c)| c)
+            .collect();
         for c in &top {
             if !c.subcommands.is_empty() {
                 sub_base.insert(c.name, flat.len());
@@ -428,11 +471,16 @@ pub fn by_id(id: usize) -> Option<(&'static str, &'static CommandSpec)> {
 pub fn lookup(name: &[u8]) -> Option<(usize, &'static CommandSpec)> {
     let mut buf = [0u8; 32];
     if name.len() > buf.len() {
-        return None;
+        // Only a rename-command target can be this long.
+        return lookup_lowercase(&name.to_ascii_lowercase());
     }
     let lower = &mut buf[..name.len()];
     lower.copy_from_slice(name);
     lower.make_ascii_lowercase();
+    lookup_lowercase(lower)
+}
+
+fn lookup_lowercase(lower: &[u8]) -> Option<(usize, &'static CommandSpec)> {
     let s = std::str::from_utf8(lower).ok()?;
     let reg = registry();
     let id = *reg.by_name.get(s)?;

@@ -58,6 +58,11 @@ pub type CommandExists<'a> = &'a dyn Fn(&[u8]) -> bool;
 
 struct Loader<'a> {
     cfg: Config,
+    /// The command names as redis-server's command dictionary would hold
+    /// them after the `rename-command` lines so far (lowercase): original
+    /// names renamed away, and names added by renames.
+    renamed_away: Vec<Vec<u8>>,
+    rename_targets: Vec<Vec<u8>>,
     /// The first `save` line replaces the defaults, later ones add to it.
     save_loaded: bool,
     /// Mirrors redis-server's "reading the config file" flag, which is
@@ -101,6 +106,8 @@ impl Config {
             save_loaded: false,
             reading: false,
             command_exists,
+            renamed_away: Vec::new(),
+            rename_targets: Vec::new(),
         };
         if args.is_empty() {
             return Ok(loader.cfg);
@@ -307,25 +314,7 @@ impl Loader<'_> {
         }
         match (name, args.len()) {
             (b"include", 1) => self.include(args[0], depth),
-            (b"rename-command", 2) => {
-                if let Some(exists) = self.command_exists {
-                    if !exists(args[0]) {
-                        return Err("No such command in rename-command".into());
-                    }
-                }
-                let target = args[1];
-                if !target.is_empty()
-                    && self
-                        .cfg
-                        .renames
-                        .iter()
-                        .any(|(_, t)| t.eq_ignore_ascii_case(target))
-                {
-                    return Err("Target command name already exists".into());
-                }
-                self.cfg.renames.push((args[0].to_vec(), target.to_vec()));
-                Ok(())
-            }
+            (b"rename-command", 2) => self.rename_command(args[0], args[1]),
             (b"user", n) if n >= 1 => Err("ACL users are not supported by Tessera yet".into()),
             (b"loadmodule", n) if n >= 1 => Err("Modules are not supported by Tessera".into()),
             (b"sentinel", 0) => Err("Sentinel mode is not supported by Tessera".into()),
@@ -339,6 +328,46 @@ impl Loader<'_> {
             }
             _ => Err("Bad directive or wrong number of arguments".into()),
         }
+    }
+
+    /// `rename-command <name> <new name>` ("" removes the command), checked
+    /// the way redis-server applies it to its command dictionary: the name
+    /// must be in it now (an original name not renamed away, or an earlier
+    /// rename's target), and a new name must not be.
+    fn rename_command(&mut self, name: &[u8], target: &[u8]) -> Result<(), DirErr> {
+        let name = name.to_ascii_lowercase();
+        let target = target.to_ascii_lowercase();
+        if let Some(exists) = self.command_exists {
+            let in_dict = |l: &Loader, n: &[u8]| {
+                l.rename_targets.iter().any(|t| t == n)
+                    || (exists(n) && !l.renamed_away.iter().any(|r| r == n))
+            };
+            if !in_dict(self, &name) {
+                return Err("No such command in rename-command".into());
+            }
+            match self.rename_targets.iter().position(|t| *t == name) {
+                Some(i) => {
+                    self.rename_targets.swap_remove(i);
+                }
+                None => self.renamed_away.push(name.clone()),
+            }
+            if !target.is_empty() {
+                if in_dict(self, &target) {
+                    return Err("Target command name already exists".into());
+                }
+                self.rename_targets.push(target.clone());
+            }
+        } else if !target.is_empty()
+            && self
+                .cfg
+                .renames
+                .iter()
+                .any(|(_, t)| t.eq_ignore_ascii_case(&target))
+        {
+            return Err("Target command name already exists".into());
+        }
+        self.cfg.renames.push((name, target));
+        Ok(())
     }
 
     fn include(&mut self, path: &[u8], depth: usize) -> Result<(), DirErr> {

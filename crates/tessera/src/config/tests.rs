@@ -669,8 +669,8 @@ fn rename_command_is_collected() {
     assert_eq!(
         c.renamed_commands(),
         &[
-            (b"FLUSHALL".to_vec(), Vec::new()),
-            (b"CONFIG".to_vec(), b"cfg".to_vec())
+            (b"flushall".to_vec(), Vec::new()),
+            (b"config".to_vec(), b"cfg".to_vec())
         ]
     );
     let d = TempDir::new();
@@ -682,6 +682,35 @@ fn rename_command_is_collected() {
         Some(fatal_text(
             1,
             "rename-command NOPE x",
+            "No such command in rename-command"
+        ))
+    );
+    // Renames apply in order to the command names as they stand.
+    let known = |name: &[u8]| {
+        [&b"get"[..], b"set", b"del"]
+            .iter()
+            .any(|n| name.eq_ignore_ascii_case(n))
+    };
+    let check = |text: &str| {
+        let f = d.file("r2.conf", text);
+        Config::from_args_with_commands(&[f.to_string_lossy().into_owned()], &known)
+            .map(|c| c.renamed_commands().to_vec())
+    };
+    assert_eq!(
+        check("rename-command GET SET\n").err(),
+        Some(fatal_text(
+            1,
+            "rename-command GET SET",
+            "Target command name already exists"
+        ))
+    );
+    assert!(check("rename-command SET x\nrename-command GET SET\n").is_ok());
+    assert!(check("rename-command SET x\nrename-command x y\nrename-command y \"\"\n").is_ok());
+    assert_eq!(
+        check("rename-command SET x\nrename-command SET y\n").err(),
+        Some(fatal_text(
+            2,
+            "rename-command SET y",
             "No such command in rename-command"
         ))
     );
