@@ -59,12 +59,8 @@ fn main() {
             "notify-keyspace-events" => {
                 tessera::keyspace::events::set_notify_flags(cfg.notify_keyspace_events().0)
             }
-            // The listeners are bound once at start-up.
-            "port" | "bind" => {
-                return Err(format!(
-                    "changing {name} at runtime is not supported by Tessera yet"
-                ))
-            }
+            "port" => tessera::server::relisten(cfg, tessera::server::ListenChange::Port)?,
+            "bind" => tessera::server::relisten(cfg, tessera::server::ListenChange::Bind)?,
             _ => {}
         }
         Ok(())

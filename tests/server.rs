@@ -721,6 +721,42 @@ fn config_rewrite_updates_the_config_file() {
 }
 
 #[test]
+fn config_set_port_and_bind_listen_anew() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    let mut kept = s.raw();
+    let port = common::free_port();
+    ok(&mut raw, &["CONFIG", "SET", "port", &port.to_string()]);
+    // New connections use the new port; existing ones stay.
+    let mut moved = RawClient::connect(port);
+    assert_eq!(moved.call(&["PING"]), simple("PONG"));
+    assert_eq!(kept.call(&["PING"]), simple("PONG"));
+    assert!(std::net::TcpStream::connect(("127.0.0.1", s.port())).is_err());
+    assert_eq!(
+        info_field(&mut moved, "server", "tcp_port"),
+        Some(port.to_string())
+    );
+    // A port another socket holds: refused, and nothing changes.
+    let busy = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+    let busy_port = busy.local_addr().unwrap().port().to_string();
+    assert_eq!(
+        moved.call(&["CONFIG", "SET", "port", &busy_port]),
+        error("ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. Check server logs.")
+    );
+    assert_eq!(config_get(&mut moved, "port"), port.to_string());
+    assert_eq!(RawClient::connect(port).call(&["PING"]), simple("PONG"));
+    // Addresses that cannot be bound: refused, the old ones are listened on again.
+    assert_eq!(
+        moved.call(&["CONFIG", "SET", "bind", "192.0.2.1"]),
+        error("ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind to specified addresses.")
+    );
+    assert_eq!(RawClient::connect(port).call(&["PING"]), simple("PONG"));
+    ok(&mut moved, &["CONFIG", "SET", "bind", "127.0.0.1"]);
+    assert_eq!(config_get(&mut moved, "bind"), "127.0.0.1");
+    assert_eq!(RawClient::connect(port).call(&["PING"]), simple("PONG"));
+}
+
+#[test]
 fn rename_command_renames_and_removes_commands() {
     // Applied in order to the command names as they stand: SET's name is free again once
     // SET is renamed, so GET can take it.

@@ -482,7 +482,7 @@ fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
                 std::env::consts::ARCH,
                 std::process::id(),
                 srv.run_id,
-                srv.port,
+                srv.port.load(std::sync::atomic::Ordering::Relaxed),
                 unix_us(),
                 uptime,
                 uptime / 86400,

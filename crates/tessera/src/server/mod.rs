@@ -70,7 +70,7 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
         started: Instant::now(),
         started_unix_ms: unix_ms(),
         run_id,
-        port,
+        port: std::sync::atomic::AtomicU16::new(port),
         slowlog: Mutex::new(Default::default()),
         latency: Mutex::new(Default::default()),
         pause: Pause::default(),
@@ -123,9 +123,12 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
 }
 
 fn bind_all(config: &Config) -> Result<Vec<std::net::TcpListener>, String> {
-    let port = config.port();
+    bind_addresses(config.port(), &config.bind())
+}
+
+fn bind_addresses(port: u16, bind: &[String]) -> Result<Vec<std::net::TcpListener>, String> {
     let mut out = Vec::new();
-    for addr in config.bind() {
+    for addr in bind {
         // Redis accepts "-::*"-style optional binds; a leading '-' means
         // "skip if unavailable".
         let (optional, host) = match addr.strip_prefix('-') {
@@ -177,6 +180,126 @@ fn listen(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
     Ok(sock.into())
 }
 
+/// What CONFIG SET changed about where the server listens.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum ListenChange {
+    Port,
+    Bind,
+}
+
+/// A request to the acceptor to listen anew (CONFIG SET port / bind).
+struct Relisten {
+    change: ListenChange,
+    port: u16,
+    bind: Vec<String>,
+    reply: std::sync::mpsc::SyncSender<Result<(), String>>,
+}
+
+/// The acceptor's mailbox for [`Relisten`] requests (one server per
+/// process).
+static RELISTEN: std::sync::OnceLock<mpsc::UnboundedSender<Relisten>> = std::sync::OnceLock::new();
+
+/// Applies CONFIG SET port / bind: the acceptor listens on the new port or
+/// addresses and closes the old listeners, as redis-server does (a new port
+/// is bound before the old one is closed; new addresses are bound after the
+/// old ones are closed, and the old ones are restored if that fails).
+/// Existing connections stay. Errors are Redis's texts.
+pub fn relisten(cfg: &Config, change: ListenChange) -> Result<(), String> {
+    let failure = match change {
+        ListenChange::Port => "Unable to listen on this port. Check server logs.",
+        ListenChange::Bind => "Failed to bind to specified addresses.",
+    };
+    let Some(tx) = RELISTEN.get() else {
+        return Err(failure.into());
+    };
+    let (reply, answer) = std::sync::mpsc::sync_channel(1);
+    let request = Relisten {
+        change,
+        port: cfg.port(),
+        bind: cfg.bind(),
+        reply,
+    };
+    if tx.send(request).is_err() {
+        return Err(failure.into());
+    }
+    match answer.recv_timeout(Duration::from_secs(10)) {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => {
+            log::warning(&e);
+            Err(failure.into())
+        }
+        Err(_) => Err(failure.into()),
+    }
+}
+
+fn to_tokio(listeners: Vec<std::net::TcpListener>) -> Vec<tokio::net::TcpListener> {
+    listeners
+        .into_iter()
+        .filter_map(|l| {
+            l.set_nonblocking(true).ok()?;
+            tokio::net::TcpListener::from_std(l).ok()
+        })
+        .collect()
+}
+
+/// The next connection on any of `listeners` (never, if there are none).
+async fn accept_any(
+    listeners: &[tokio::net::TcpListener],
+) -> std::io::Result<tokio::net::TcpStream> {
+    std::future::poll_fn(|cx| {
+        for l in listeners {
+            if let std::task::Poll::Ready(r) = l.poll_accept(cx) {
+                return std::task::Poll::Ready(r.map(|(s, _)| s));
+            }
+        }
+        std::task::Poll::Pending
+    })
+    .await
+}
+
+/// Serves a [`Relisten`] request: returns the listeners to use from now on.
+fn serve_relisten(
+    srv: &ServerState,
+    listeners: Vec<tokio::net::TcpListener>,
+    req: &Relisten,
+) -> (Vec<tokio::net::TcpListener>, Result<(), String>) {
+    let old_port = srv.port.load(Relaxed);
+    let old_bind: Vec<String> = listeners
+        .iter()
+        .filter_map(|l| l.local_addr().ok())
+        .map(|a| a.ip().to_string())
+        .collect();
+    // Port 0: no TCP listening at all, as in Redis.
+    let open = |port: u16, bind: &[String]| {
+        if port == 0 {
+            Ok(Vec::new())
+        } else {
+            bind_addresses(port, bind).map(to_tokio)
+        }
+    };
+    match req.change {
+        ListenChange::Port => match open(req.port, &req.bind) {
+            Ok(new) => {
+                srv.port.store(req.port, Relaxed);
+                log::notice(&format!("Now listening on port {}", req.port));
+                (new, Ok(()))
+            }
+            Err(e) => (listeners, Err(e)),
+        },
+        ListenChange::Bind => {
+            drop(listeners);
+            match open(old_port, &req.bind) {
+                Ok(new) => (new, Ok(())),
+                Err(e) => {
+                    log::warning("Failed to bind, trying to restore old listening sockets.");
+                    let restored = open(old_port, &old_bind).unwrap_or_default();
+                    (restored, Err(e))
+                }
+            }
+        }
+    }
+}
+
 fn accept_loop(
     srv: Arc<ServerState>,
     listeners: Vec<std::net::TcpListener>,
@@ -194,64 +317,64 @@ fn accept_loop(
     };
     rt.block_on(async move {
         let mut next = 0usize;
-        let (tx, mut rx) = mpsc::unbounded_channel::<std::net::TcpStream>();
-        for l in listeners {
-            let tx = tx.clone();
-            if l.set_nonblocking(true).is_err() {
-                continue;
-            }
-            let Ok(l) = tokio::net::TcpListener::from_std(l) else {
-                continue;
-            };
-            tokio::spawn(async move {
-                loop {
-                    match l.accept().await {
-                        Ok((s, _)) => {
-                            if let Ok(s) = s.into_std() {
-                                if tx.send(s).is_err() {
-                                    return;
-                                }
-                            }
-                        }
-                        Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
-                    }
-                }
-            });
-        }
-        drop(tx);
+        let mut listeners = to_tokio(listeners);
+        let (relisten_tx, mut relisten_rx) = mpsc::unbounded_channel::<Relisten>();
+        let _ = RELISTEN.set(relisten_tx);
         tokio::spawn(exit_on_signals(srv.clone()));
         tokio::spawn(sample_metrics(srv.clone()));
+        enum Event {
+            Accepted(std::io::Result<tokio::net::TcpStream>),
+            Relisten(Relisten),
+            Shutdown,
+        }
         loop {
-            tokio::select! {
-                s = rx.recv() => {
-                    let Some(s) = s else { return };
-                    srv.acceptor.connections_received.add(1);
-                    if srv.clients.connected() as u64 >= srv.config.maxclients() {
-                        srv.acceptor.rejected_connections.add(1);
-                        use std::io::Write;
-                        let mut s = s;
-                        let _ = s.write_all(b"-ERR max number of clients reached\r\n");
-                        continue;
-                    }
-                    if denied_by_protected_mode(&srv, &s) {
-                        use std::io::Write;
-                        let mut s = s;
-                        let _ = s.write_all(PROTECTED_MODE_DENIED);
-                        continue;
-                    }
-                    let _ = s.set_nodelay(true);
-                    let id = srv.clients.next_id();
-                    let mut w = next % senders.len();
-                    next = next.wrapping_add(1);
-                    // A worker stuck in a busy script cannot serve anyone;
-                    // new clients (SCRIPT KILL!) go elsewhere.
-                    if w == srv.scripts.busy_worker.load(Relaxed) && senders.len() > 1 {
-                        w = (w + 1) % senders.len();
-                    }
-                    let _ = senders[w].send((s, id));
+            let event = tokio::select! {
+                r = accept_any(&listeners) => Event::Accepted(r),
+                Some(req) = relisten_rx.recv() => Event::Relisten(req),
+                _ = srv.shutdown.notified() => Event::Shutdown,
+            };
+            let s = match event {
+                Event::Shutdown => return,
+                Event::Relisten(req) => {
+                    let (now, result) = serve_relisten(&srv, std::mem::take(&mut listeners), &req);
+                    listeners = now;
+                    let _ = req.reply.send(result);
+                    continue;
                 }
-                _ = srv.shutdown.notified() => return,
+                Event::Accepted(Err(_)) => {
+                    // Out of descriptors and the like: let it pass.
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+                Event::Accepted(Ok(s)) => match s.into_std() {
+                    Ok(s) => s,
+                    Err(_) => continue,
+                },
+            };
+            srv.acceptor.connections_received.add(1);
+            if srv.clients.connected() as u64 >= srv.config.maxclients() {
+                srv.acceptor.rejected_connections.add(1);
+                use std::io::Write;
+                let mut s = s;
+                let _ = s.write_all(b"-ERR max number of clients reached\r\n");
+                continue;
             }
+            if denied_by_protected_mode(&srv, &s) {
+                use std::io::Write;
+                let mut s = s;
+                let _ = s.write_all(PROTECTED_MODE_DENIED);
+                continue;
+            }
+            let _ = s.set_nodelay(true);
+            let id = srv.clients.next_id();
+            let mut w = next % senders.len();
+            next = next.wrapping_add(1);
+            // A worker stuck in a busy script cannot serve anyone;
+            // new clients (SCRIPT KILL!) go elsewhere.
+            if w == srv.scripts.busy_worker.load(Relaxed) && senders.len() > 1 {
+                w = (w + 1) % senders.len();
+            }
+            let _ = senders[w].send((s, id));
         }
     });
 }

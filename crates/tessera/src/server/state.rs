@@ -112,7 +112,8 @@ pub struct ServerState {
     pub started: Instant,
     pub started_unix_ms: i64,
     pub run_id: String,
-    pub port: u16,
+    /// The TCP port listened on (CONFIG SET port changes it).
+    pub port: std::sync::atomic::AtomicU16,
     pub slowlog: Mutex<SlowLog>,
     pub latency: Mutex<HashMap<String, LatencySeries>>,
     pub pause: Pause,
