@@ -1579,6 +1579,42 @@ fn monitor_shows_the_database_the_command_ran_in() {
 }
 
 #[test]
+fn monitor_shows_script_commands_as_lua() {
+    let (_s, mut mon, mut c) = monitor_setup();
+    let addr = c.stream().local_addr().unwrap().to_string();
+    let script = "redis.call('SELECT', 2) return redis.call('SET', KEYS[1], 'v')";
+    assert_eq!(c.call(&["EVAL", script, "1", "k"]), simple("OK"));
+    // EVAL is shown before the commands it runs, which show "lua".
+    let (_, db, from, args) = parse_monitor_line(mon.read_frame());
+    assert_eq!((db, from.as_str()), (0, addr.as_str()));
+    assert!(args.starts_with("\"EVAL\""), "{args}");
+    let (_, db, from, args) = parse_monitor_line(mon.read_frame());
+    assert_eq!(
+        (db, from.as_str(), args.as_str()),
+        (2, "lua", "\"SELECT\" \"2\"")
+    );
+    let (_, db, from, args) = parse_monitor_line(mon.read_frame());
+    assert_eq!(
+        (db, from.as_str(), args.as_str()),
+        (2, "lua", "\"SET\" \"k\" \"v\"")
+    );
+    // Also when the script is never run.
+    assert_eq!(
+        c.call(&["EVALSHA", "0000000000000000000000000000000000000000", "0"]),
+        error("NOSCRIPT No matching script. Please use EVAL.")
+    );
+    let (_, _, _, args) = parse_monitor_line(mon.read_frame());
+    assert!(args.starts_with("\"EVALSHA\""), "{args}");
+    assert_eq!(
+        c.call(&["FCALL", "nosuch", "0"]),
+        error("ERR Function not found")
+    );
+    let (_, _, _, args) = parse_monitor_line(mon.read_frame());
+    assert_eq!(args, "\"FCALL\" \"nosuch\" \"0\"");
+    assert_no_more_lines(&mut mon);
+}
+
+#[test]
 fn monitor_skips_administrative_commands() {
     let (_s, mut mon, mut c) = monitor_setup();
     assert_eq!(

@@ -372,6 +372,7 @@ struct CurrentRun;
 impl CurrentRun {
     fn start(state: &mut CallState) -> CurrentRun {
         CURRENT.with(|c| c.set(state as *mut CallState as *mut ()));
+        IN_SCRIPT.with(|c| c.set(true));
         CurrentRun
     }
 }
@@ -379,7 +380,19 @@ impl CurrentRun {
 impl Drop for CurrentRun {
     fn drop(&mut self) {
         CURRENT.with(|c| c.set(std::ptr::null_mut()));
+        IN_SCRIPT.with(|c| c.set(false));
     }
+}
+
+thread_local! {
+    /// Whether a script runs on this thread (its commands show as "lua" in
+    /// MONITOR).
+    static IN_SCRIPT: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the command being run on this thread comes from a script.
+pub fn in_script() -> bool {
+    IN_SCRIPT.with(|c| c.get())
 }
 
 /// Runs `f` on the current run's state, if a script is running here.

@@ -203,6 +203,11 @@ pub fn call(
             super::tracking::remember_keys(srv, client, &keys);
         }
     }
+    // Scripts are shown before the commands they run, as Redis feeds them
+    // (they are flagged skip-monitor for the normal feed below).
+    if srv.monitor_count.load(Relaxed) > 0 && crate::commands::scripting::runs_scripts(cmd) {
+        feed_monitors(srv, client, args);
+    }
     let started = Instant::now();
     let result = {
         let mut ctx = Ctx {
@@ -439,12 +444,18 @@ fn is_redacted(client: &Client, i: usize) -> bool {
 /// database, as in Redis), with redacted arguments hidden.
 fn feed_monitors(srv: &ServerState, client: &Client, args: &[&[u8]]) {
     let us = super::state::unix_us();
+    // Commands a script runs show "lua" instead of an address, as in Redis.
+    let from = if crate::commands::scripting::in_script() {
+        "lua".to_string()
+    } else {
+        client.info.addr.to_string()
+    };
     let mut line = format!(
         "+{}.{:06} [{} {}]",
         us / 1_000_000,
         us % 1_000_000,
         client.db,
-        client.info.addr
+        from
     )
     .into_bytes();
     for (i, a) in args.iter().enumerate() {
