@@ -213,6 +213,22 @@ fn sandbox_rejects_globals_and_library_writes() {
         Frame::Error(_)
     ));
     assert_eq!(eval(&mut c, "local x = 5 return x", &[], &[]), int(5));
+    // What getmetatable shows of the protected tables: nothing for the libraries, a read-only
+    // table with __index for the globals.
+    assert_eq!(
+        eval(
+            &mut c,
+            "local mt = getmetatable(_G) local keys = {} for k in pairs(mt) do keys[#keys+1] = k end \
+             return {tostring(getmetatable(cjson)), tostring(getmetatable(redis)), type(getmetatable('')), keys[1], #keys}",
+            &[],
+            &[]
+        ),
+        Frame::Array(vec![bulk("nil"), bulk("nil"), bulk("table"), bulk("__index"), int(1)])
+    );
+    assert_eq!(
+        eval(&mut c, "getmetatable(_G).__index = nil", &[], &[]),
+        error("ERR user_script:1: Attempt to modify a readonly table script: 1ec4f48ee3d02bfee5da8ba9aeab8a503d3032f1, on @user_script:1.")
+    );
 }
 
 #[test]

@@ -318,6 +318,8 @@ end
 -- Read-only views of tables: reads go through, writes fail, and pairs/next
 -- see the real contents.
 local real_of = setmetatable({}, {__mode = 'k'})
+local metatable_view = setmetatable({}, {__mode = 'k'})
+local orig_getmetatable = getmetatable
 local orig_pairs, orig_next = pairs, next
 pairs = function(t) return orig_pairs(real_of[t] or t) end
 next = function(t, k) return orig_next(real_of[t] or t, k) end
@@ -351,16 +353,25 @@ __tessera_readonly = function(t, strict_globals)
     __newindex = function() error('Attempt to modify a readonly table', 2) end,
     __metatable = false,
   }
-  if strict_globals and getmetatable(t) == nil then
-    setmetatable(t, {
-      __index = function(_, k)
-        error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
-      end,
-    })
+  local strict_mt_view
+  if strict_globals and orig_getmetatable(t) == nil then
+    local strict = function(_, k)
+      error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+    end
+    setmetatable(t, {__index = strict})
+    strict_mt_view = __tessera_readonly({__index = strict}, false)
   end
   local proxy = setmetatable({}, mt)
   real_of[proxy] = t
+  if strict_mt_view then metatable_view[proxy] = strict_mt_view end
   return proxy
+end
+
+-- What getmetatable shows of the read-only views: nothing for the library
+-- tables, a read-only {__index=...} for _G, as Redis 7.0 shows them.
+getmetatable = function(t)
+  if real_of[t] then return metatable_view[t] end
+  return orig_getmetatable(t)
 end
 
 __tessera_wrap_calls = function(redis, raw_call, raising_call)
