@@ -76,6 +76,8 @@ pub struct Keyspace {
     /// shard it holds give up with BUSY instead of waiting (see
     /// [`BusyAbort`]).
     pub busy: std::sync::Arc<AtomicBool>,
+    /// Per shard: may it hold keys with a TTL (see [`Table`]'s hint).
+    volatile_hints: std::sync::Arc<[AtomicBool]>,
 }
 
 /// The unwinding payload a command waiting for a shard throws when a busy
@@ -142,10 +144,14 @@ impl Drop for HoldScope<'_> {
 
 impl Keyspace {
     pub fn new(ndbs: usize) -> Keyspace {
+        let volatile_hints: std::sync::Arc<[AtomicBool]> =
+            (0..NUM_SHARDS).map(|_| AtomicBool::new(false)).collect();
         let shards = (0..NUM_SHARDS)
-            .map(|_| {
+            .map(|i| {
                 Padded(Mutex::new(Shard {
-                    dbs: (0..ndbs).map(Table::new).collect(),
+                    dbs: (0..ndbs)
+                        .map(|db| Table::with_volatile_hint(db, volatile_hints.clone(), i))
+                        .collect(),
                     stats: TableStats::default(),
                 }))
             })
@@ -154,7 +160,21 @@ impl Keyspace {
             shards,
             ndbs,
             busy: Default::default(),
+            volatile_hints,
         }
+    }
+
+    /// Whether shard `idx` may hold keys with a TTL (false: it surely
+    /// holds none). Read without its lock.
+    pub fn may_have_volatile(&self, idx: usize) -> bool {
+        self.volatile_hints[idx].load(Relaxed)
+    }
+
+    /// Lowers shard `idx`'s TTL hint; call with the shard locked and only
+    /// when none of its tables has a key with a TTL (keys get TTLs under the
+    /// same lock, so no raise is lost).
+    pub fn clear_volatile_hint(&self, idx: usize) {
+        self.volatile_hints[idx].store(false, Relaxed);
     }
 
     /// Starts holding `idxs` (sorted, deduplicated) for the commands of an

@@ -141,6 +141,11 @@ pub struct Table {
     expires: IndexMap<Key, i64, RandomState>,
     /// Where the next active-expiry pass over `expires` starts.
     expire_cursor: usize,
+    /// The keyspace's "this shard may have keys with a TTL" flags and this
+    /// table's shard: raised when a key gets a TTL, so active expiry skips
+    /// the (usually many) shards without any, as Redis skips databases
+    /// without volatile keys.
+    volatile_hint: Option<(std::sync::Arc<[std::sync::atomic::AtomicBool]>, u16)>,
 }
 
 impl Table {
@@ -149,6 +154,25 @@ impl Table {
             db,
             ..Table::default()
         }
+    }
+
+    /// A table of shard `shard` that raises `hints[shard]` when a key gets
+    /// a TTL.
+    pub fn with_volatile_hint(
+        db: usize,
+        hints: std::sync::Arc<[std::sync::atomic::AtomicBool]>,
+        shard: usize,
+    ) -> Table {
+        Table {
+            db,
+            volatile_hint: Some((hints, shard as u16)),
+            ..Table::default()
+        }
+    }
+
+    /// Whether any key of this table has a TTL.
+    pub fn has_volatile(&self) -> bool {
+        !self.expires.is_empty()
     }
 
     pub fn db_index(&self) -> usize {
@@ -330,6 +354,12 @@ impl Table {
                 Some(at) => *at = at_ms,
                 None => {
                     self.expires.insert(Key::from_slice(key), at_ms);
+                    if let Some((hints, shard)) = &self.volatile_hint {
+                        let hint = &hints[*shard as usize];
+                        if !hint.load(std::sync::atomic::Ordering::Relaxed) {
+                            hint.store(true, std::sync::atomic::Ordering::Relaxed);
+                        }
+                    }
                 }
             }
         } else if had_ttl {
@@ -397,6 +427,7 @@ impl Table {
     pub fn clear(&mut self) -> Table {
         let mut old = std::mem::take(self);
         self.db = old.db;
+        self.volatile_hint = old.volatile_hint.clone();
         self.watched = std::mem::take(&mut old.watched);
         old
     }

@@ -491,9 +491,15 @@ async fn active_expire_loop(srv: Arc<ServerState>, index: usize, nworkers: usize
         let mut shard_idx = start_shard;
         let mut visited = 0;
         while visited < NUM_SHARDS / nworkers.max(1) + 1 && began.elapsed() < budget {
-            // A shard held by a command or a (possibly long) script is skipped
-            // this round: waiting for it would stall the whole worker.
-            let Some(mut shard) = srv.keyspace.try_lock_shard(shard_idx % NUM_SHARDS) else {
+            // A shard without keys with a TTL is skipped without locking it.
+            // One held by a command or a (possibly long) script is skipped this
+            // round: waiting for it would stall the whole worker.
+            let locked = if srv.keyspace.may_have_volatile(shard_idx % NUM_SHARDS) {
+                srv.keyspace.try_lock_shard(shard_idx % NUM_SHARDS)
+            } else {
+                None
+            };
+            let Some(mut shard) = locked else {
                 shard_idx += nworkers.max(1);
                 if shard_idx >= NUM_SHARDS {
                     shard_idx = index;
@@ -512,6 +518,9 @@ async fn active_expire_loop(srv: Arc<ServerState>, index: usize, nworkers: usize
                 }
             }
             shard.stats.expired_keys += expired_here;
+            if !shard.dbs.iter().any(|t| t.has_volatile()) {
+                srv.keyspace.clear_volatile_hint(shard_idx % NUM_SHARDS);
+            }
             drop(shard);
             if expired_here > 0 {
                 dispatch::publish_background_events(&srv);
