@@ -366,6 +366,24 @@ fn set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     };
     let (ka, out) = ctx.split();
     ka.with_key(key, |db| {
+        // The common case, a write that replaces whatever is there: one
+        // probe of the table.
+        if !get_old && !nx && !xx && exp != ExpireArg::KeepTtl {
+            let entry = db.new_entry(Value::Str(StrValue::from_bytes(val)));
+            let at = expire_at.unwrap_or(0);
+            let now = db.now_ms;
+            if let Err(entry) = db.table(key).overwrite(key, entry, at, now) {
+                // The old key had expired: report that, then add anew.
+                db.get_write(key);
+                db.table(key).insert_expiring(key, entry, at);
+            }
+            db.changed(key, Class::STRING, "set");
+            if expire_at.is_some() {
+                db.notify(Class::GENERIC, "expire", key);
+            }
+            out.ok();
+            return Ok(());
+        }
         // With GET, Redis looks the key up as a read (a miss counts and
         // notifies "keymiss").
         let existing = if get_old {

@@ -334,6 +334,49 @@ impl Table {
         old
     }
 
+    /// [`Table::insert_expiring`] for a write that replaces whatever is
+    /// there (a plain SET): one hash and one probe instead of a lookup
+    /// followed by an insert. A key whose TTL has passed is handed back
+    /// (`Err`) for the caller to take the general path, which reports it
+    /// expired first.
+    pub fn overwrite(
+        &mut self,
+        key: &[u8],
+        mut entry: Entry,
+        at_ms: i64,
+        now_ms: i64,
+    ) -> Result<Option<Entry>, Entry> {
+        use indexmap::map::raw_entry_v1::{RawEntryApiV1, RawEntryMut};
+        use std::hash::BuildHasher;
+        entry.ttl = at_ms != 0;
+        // Before the probe: growing would invalidate the slot it finds.
+        self.reserve_one();
+        let hash = self.map.hasher().hash_one(key);
+        let old = match self
+            .map
+            .raw_entry_mut_v1()
+            .from_key_hashed_nocheck(hash, key)
+        {
+            RawEntryMut::Occupied(mut slot) => {
+                let had_ttl = slot.get().ttl;
+                if had_ttl && self.expires.get(key).is_some_and(|&at| at <= now_ms) {
+                    return Err(entry);
+                }
+                let old = std::mem::replace(slot.get_mut(), entry);
+                self.gone(key, &old);
+                self.record_expire(key, at_ms, had_ttl);
+                Some(old)
+            }
+            RawEntryMut::Vacant(slot) => {
+                slot.insert_hashed_nocheck(hash, Key::from_slice(key), entry);
+                events::notify(Class::NEW, "new", self.db, key);
+                self.record_expire(key, at_ms, false);
+                None
+            }
+        };
+        Ok(old)
+    }
+
     /// Inserts with an owned key (avoids a copy on RENAME/MOVE).
     pub fn insert_owned(&mut self, key: Key, mut entry: Entry, at_ms: i64) -> Option<Entry> {
         entry.ttl = at_ms != 0;
