@@ -74,6 +74,8 @@ SET_SCRIPT = "return redis.call('SET', KEYS[1], ARGV[1])"
 SET_SCRIPT_SHA = hashlib.sha1(SET_SCRIPT.encode()).hexdigest()
 SCRIPTING_CASES = [
     ("EVALSHA", None, "EVALSHA " + SET_SCRIPT_SHA + " 1 {key uniform 10000000} {value 64}", ["-c", "64"]),
+    ("EVALSHA -P 16", None, "EVALSHA " + SET_SCRIPT_SHA + " 1 {key uniform 10000000} {value 64}",
+     ["-c", "64", "-P", "16"]),
     ("PUBLISH, 1 subscriber", None, "PUBLISH news {value 64}", ["-c", "64"]),
     ("PUBLISH, 100 subscribers", None, "PUBLISH news {value 64}", ["-c", "64"]),
 ]
@@ -85,6 +87,9 @@ TYPE_CASES = [
      "XREAD COUNT 10 STREAMS {key uniform 100} 0", ["-c", "64"], 100_000),
     ("XREADGROUP", "XADD {key sequence 100} * f {value 64}",
      "XREADGROUP GROUP g c COUNT 1 STREAMS {key uniform 100} >", ["-c", "64"], 1_000_000),
+    # XACK of entries pending in a group: every stream gets entries 1-1 .. 1-10000, all read
+    # into consumer c's PEL (see SETUP); acks pick a random entry.
+    ("XACK", None, "XACK {key uniform 100} g 1-{rand 10000}", ["-c", "64"]),
     ("SETBIT", None, "SETBIT {key uniform 100} {rand 1000000} 1", ["-c", "64"]),
     ("BITCOUNT", "SETBIT {key sequence 100} {rand 100000} 1",
      "BITCOUNT {key uniform 100}", ["-c", "64"], 1_000_000),
@@ -97,8 +102,15 @@ TYPE_CASES = [
 ]
 
 # Commands sent before a case's benchmark (after its load).
+XACK_SETUP_SCRIPT = (
+    "for i = 1, 10000 do redis.call('XADD', KEYS[1], '1-' .. i, 'f', ARGV[1]) end "
+    "redis.call('XGROUP', 'CREATE', KEYS[1], 'g', '0') "
+    "redis.call('XREADGROUP', 'GROUP', 'g', 'c', 'COUNT', 10000, 'STREAMS', KEYS[1], '>') return 1"
+)
 SETUP = {
     "EVALSHA": [["SCRIPT", "LOAD", SET_SCRIPT]],
+    "EVALSHA -P 16": [["SCRIPT", "LOAD", SET_SCRIPT]],
+    "XACK": [["EVAL", XACK_SETUP_SCRIPT, "1", f"key_{i:010d}", "x" * 64] for i in range(100)],
     "XREADGROUP": [["XGROUP", "CREATE", f"key_{i:010d}", "g", "0"] for i in range(100)],
 }
 # Subscribers kept reading while the case runs.

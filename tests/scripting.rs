@@ -232,6 +232,32 @@ fn sandbox_rejects_globals_and_library_writes() {
 }
 
 #[test]
+fn math_random_starts_where_redis_starts() {
+    // One sequence per process, never reseeded per script, starting from drand48's unseeded
+    // state: a fresh server's first numbers are the same on both servers.
+    let s = TestServer::start();
+    let mut c = s.raw();
+    assert_eq!(
+        eval(
+            &mut c,
+            "return {tostring(math.random()), math.random(100)}",
+            &[],
+            &[]
+        ),
+        Frame::Array(vec![bulk("0.39646477363839"), int(85)])
+    );
+    assert_eq!(
+        eval(&mut c, "return math.random(10, 20)", &[], &[]),
+        int(13)
+    );
+    // math.randomseed restarts the sequence.
+    assert_eq!(
+        eval(&mut c, "math.randomseed(7) local a = math.random(1000) math.randomseed(7) return {a, math.random(1000)}", &[], &[]),
+        Frame::Array(vec![int(267), int(267)])
+    );
+}
+
+#[test]
 fn evalsha_script_load_exists_flush() {
     let s = TestServer::start();
     let mut c = s.raw();

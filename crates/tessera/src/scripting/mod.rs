@@ -217,8 +217,10 @@ impl Rand48 {
 }
 
 /// `math.random`'s state: one sequence for the whole process, as Redis
-/// 7.0 keeps one (it is not reseeded per script).
-static RAND: Mutex<Rand48> = Mutex::new(Rand48(0x330E));
+/// 7.0 keeps one (it is not reseeded per script). It starts from drand48's
+/// unseeded state, as Redis's does, so a fresh server's first script gets
+/// the same numbers from both.
+static RAND: Mutex<Rand48> = Mutex::new(Rand48(0x1234_ABCD_330E));
 
 thread_local! {
     static VM: RefCell<Option<Vm>> = const { RefCell::new(None) };
