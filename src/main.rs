@@ -13,8 +13,8 @@ static GLOBAL: Jemalloc = Jemalloc;
 /// tables grow and their old buffers are freed.
 #[allow(non_upper_case_globals)]
 #[export_name = "malloc_conf"]
-pub static malloc_conf: &[u8; 74] =
-    b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:1000,thp:always\0";
+pub static malloc_conf: &[u8; 63] =
+    b"background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:1000\0";
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -258,6 +258,143 @@ fn math_random_starts_where_redis_starts() {
 }
 
 #[test]
+fn script_errors_tables_and_isolation_as_redis() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    let arr = |v: &[&str]| Frame::Array(v.iter().copied().map(bulk).collect());
+    // INFO (with its memory section) can be called from a script.
+    assert_eq!(
+        eval(&mut c, "return type(redis.call('INFO'))", &[], &[]),
+        bulk("string")
+    );
+    // redis.call raises an {err=...} table: coroutines and xpcall handlers see the table,
+    // pcall the text (also for tables scripts raise themselves).
+    let show = "return {tostring(ok), type(e), type(e) == 'table' and e.err or e}";
+    assert_eq!(
+        eval(
+            &mut c,
+            &format!("local ok, e = coroutine.resume(coroutine.create(function() redis.call('nosuch') end)) {show}"),
+            &[],
+            &[]
+        ),
+        arr(&["false", "table", "ERR Unknown Redis command called from script"])
+    );
+    assert_eq!(
+        eval(
+            &mut c,
+            &format!("local ok, e = xpcall(function() redis.call('nosuch') end, function(x) return x end) {show}"),
+            &[],
+            &[]
+        ),
+        arr(&["false", "table", "ERR Unknown Redis command called from script"])
+    );
+    assert_eq!(
+        eval(
+            &mut c,
+            &format!("local ok, e = pcall(redis.call, 'nosuch') {show}"),
+            &[],
+            &[]
+        ),
+        arr(&[
+            "false",
+            "string",
+            "ERR Unknown Redis command called from script"
+        ])
+    );
+    assert_eq!(
+        eval(
+            &mut c,
+            &format!("local ok, e = pcall(function() error({{err='MY boom'}}) end) {show}"),
+            &[],
+            &[]
+        ),
+        arr(&["false", "string", "MY boom"])
+    );
+    // error_reply gives the error a code, as Redis does.
+    assert_eq!(
+        eval(&mut c, "return redis.error_reply('x')", &[], &[]),
+        error("ERR x")
+    );
+    assert_eq!(
+        eval(
+            &mut c,
+            "return redis.error_reply('-E1 two words')",
+            &[],
+            &[]
+        ),
+        error("E1 two words")
+    );
+    assert_eq!(eval(&mut c, "return {err='x'}", &[], &[]), error("x"));
+    // The string metatable and its methods are read-only too.
+    let sha = |body: &str| {
+        use std::fmt::Write;
+        let d = sha1_smol::Sha1::from(body).digest().bytes();
+        d.iter().fold(String::new(), |mut acc, b| {
+            let _ = write!(acc, "{b:02x}");
+            acc
+        })
+    };
+    for body in [
+        "getmetatable('').__index = {}",
+        "getmetatable('').__index.rep = nil",
+    ] {
+        assert_eq!(
+            eval(&mut c, body, &[], &[]),
+            error(&format!("ERR user_script:1: Attempt to modify a readonly table script: {}, on @user_script:1.", sha(body)))
+        );
+    }
+    assert_eq!(
+        eval(
+            &mut c,
+            "return {string.rep('a', 3), ('b'):rep(2)}",
+            &[],
+            &[]
+        ),
+        arr(&["aaa", "bb"])
+    );
+    // KEYS and ARGV are new for every run.
+    assert_eq!(
+        eval(&mut c, "ARGV[5] = 'x' KEYS.k = 1 return #ARGV", &[], &["a"]),
+        int(1)
+    );
+    assert_eq!(
+        eval(&mut c, "return {#ARGV, tostring(KEYS.k)}", &[], &["a"]),
+        Frame::Array(vec![int(1), bulk("nil")])
+    );
+    // Numbers are sent as C's %.17g prints them, NaN's sign included.
+    assert_eq!(
+        eval(&mut c, "redis.call('SET', 'n', 0/0) redis.call('SET', 'f', 0.1) return {redis.call('GET', 'n'), redis.call('GET', 'f')}", &[], &[]),
+        arr(&["-nan", "0.10000000000000001"])
+    );
+}
+
+#[test]
+fn scripts_over_maxmemory_may_finish_what_they_started() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    assert_eq!(c.call(&["CONFIG", "SET", "maxmemory", "1"]), simple("OK"));
+    // Refused only while the script has not written yet.
+    assert_eq!(
+        eval(
+            &mut c,
+            "redis.call('DEL', 'x') return redis.call('SET', 'k', 'v')",
+            &[],
+            &[]
+        ),
+        simple("OK")
+    );
+    assert_eq!(
+        eval(&mut c, "return redis.call('SET', 'k', 'v')", &[], &[]),
+        error("OOM command not allowed when used memory > 'maxmemory'. script: 5c4d62f4e30c54fb15935b5892148e5ce7374077, on @user_script:1.")
+    );
+    assert_eq!(
+        eval(&mut c, "return redis.pcall('SET', 'k', 'v')", &[], &[]),
+        error("OOM command not allowed when used memory > 'maxmemory'.")
+    );
+    assert_eq!(c.call(&["CONFIG", "SET", "maxmemory", "0"]), simple("OK"));
+}
+
+#[test]
 fn evalsha_script_load_exists_flush() {
     let s = TestServer::start();
     let mut c = s.raw();

@@ -351,6 +351,8 @@ struct CallState<'s, 'c> {
     scratch: ReplyBuf,
     /// Text of number arguments of the current `redis.call`.
     numbers: Vec<u8>,
+    /// Used memory was over maxmemory when the script started.
+    oom_at_start: bool,
 }
 
 thread_local! {
@@ -536,16 +538,22 @@ pub fn run_function(
             protocol: Protocol::Resp2,
         },
         numbers: Vec::new(),
+        oom_at_start: srv.config.maxmemory() > 0 && srv.used_memory() > srv.config.maxmemory(),
     };
     let out: &mut ReplyBuf = out;
     let result = {
         let _current = CurrentRun::start(&mut state);
         scripting::with_vm(&srv.scripts, |vm| -> Result<Option<ScriptError>, String> {
             let f = get_fn(vm)?;
+            let mark = out.buf.len();
             match vm.run_with_args(f, keys, argv, spec.is_function, out) {
                 Ok(Ok(())) => Ok(None),
                 Ok(Err(e)) => Ok(Some(e)),
-                Err(e) => Err(e.to_string()),
+                Err(e) => {
+                    // (A memory error can stop a reply half-written.)
+                    out.buf.truncate(mark);
+                    Err(e.to_string())
+                }
             }
         })
     };
@@ -612,9 +620,21 @@ unsafe fn redis_call(state: *mut mlua::ffi::lua_State, raise: bool) -> c_int {
     use mlua::ffi;
     // Phase one.
     let outcome = with_current(|st| {
-        // SAFETY: `state` is valid (caller contract); `call_on_stack`
-        // borrows stack values only while they stay on the stack.
-        let ok = unsafe { call_on_stack(state, st) };
+        // A panic must not unwind through Lua's C frames (Lua's own state
+        // would be left half-unwound): it becomes the call's error.
+        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            // SAFETY: `state` is valid (caller contract); `call_on_stack`
+            // borrows stack values only while they stay on the stack.
+            unsafe { call_on_stack(state, st) }
+        }));
+        let ok = ok.unwrap_or_else(|_| {
+            crate::server::log::warning("a command called from a script failed internally");
+            st.scratch.buf.clear();
+            st.scratch
+                .buf
+                .extend_from_slice(b"ERR internal error running the command from the script");
+            false
+        });
         let buf = &st.scratch.buf;
         (ok, buf.as_ptr(), buf.len())
     });
@@ -635,12 +655,11 @@ unsafe fn redis_call(state: *mut mlua::ffi::lua_State, raise: bool) -> c_int {
     // SAFETY: valid state; only borrowed data is live from here on.
     unsafe {
         match error {
+            // Raised as the {err=...} table Redis raises (the error handler
+            // adds the script line; pcall hands scripts the text).
             Some(text) if raise => {
-                const MARK: &[u8] = b"\x01tessera:";
                 ffi::lua_settop(state, 0);
-                ffi::lua_pushlstring(state, MARK.as_ptr().cast(), MARK.len());
-                ffi::lua_pushlstring(state, text.as_ptr().cast(), text.len());
-                ffi::lua_concat(state, 2);
+                convert::push_tagged(state, b"err", text);
                 ffi::lua_error(state)
             }
             Some(text) => {
@@ -754,10 +773,13 @@ unsafe fn call_on_stack(state: *mut mlua::ffi::lua_State, st: &mut CallState) ->
                 "ERR Write commands are not allowed from read-only scripts.",
             );
         }
+        // As Redis: only while the script has not written yet, and by the
+        // memory state when the script started (a script that has written
+        // must be able to finish).
         if !st.allow_oom
             && spec.has(DENYOOM)
-            && st.srv.config.maxmemory() > 0
-            && st.srv.used_memory() > st.srv.config.maxmemory()
+            && st.oom_at_start
+            && !st.srv.scripts.wrote.load(Relaxed)
         {
             return fail(
                 &mut st.scratch,

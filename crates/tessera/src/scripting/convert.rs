@@ -35,7 +35,7 @@ fn resp_line<'a>(buf: &'a [u8], pos: &mut usize) -> &'a [u8] {
 /// Pushes `{<key> = text}`, the shape of status and error replies.
 ///
 /// # Safety
-/// `state` must be a valid Lua state with two free stack slots.
+/// `state` must be a valid Lua state with three free stack slots.
 pub unsafe fn push_tagged(state: *mut ffi::lua_State, key: &[u8], text: &[u8]) {
     // SAFETY: valid state (caller contract); the table is new, so the raw
     // set cannot meet a metamethod.
@@ -73,7 +73,10 @@ unsafe fn push_value(state: *mut ffi::lua_State, buf: &[u8], pos: &mut usize) {
     // slot checked for each level, and tables created here carry no
     // metatable, so raw sets run no Lua code.
     unsafe {
-        if ffi::lua_checkstack(state, 4) == 0 {
+        // Exactly one value is pushed, whatever happens: the caller stores
+        // it. (The slot for a nil is the one the caller's check reserved.)
+        if ffi::lua_checkstack(state, 5) == 0 {
+            ffi::lua_pushnil(state);
             return;
         }
         let Some(&tag) = buf.get(*pos) else {
@@ -86,7 +89,7 @@ unsafe fn push_value(state: *mut ffi::lua_State, buf: &[u8], pos: &mut usize) {
         let blob = |pos: &mut usize| -> &[u8] {
             let len = parse_u64(line).unwrap_or(0) as usize;
             let data = buf.get(*pos..pos.saturating_add(len)).unwrap_or_default();
-            *pos = pos.saturating_add(len + 2);
+            *pos = pos.saturating_add(len.saturating_add(2));
             data
         };
         match tag {
@@ -288,7 +291,7 @@ unsafe fn write_table(state: *mut ffi::lua_State, t: c_int, out: &mut ReplyBuf, 
                 out.raw(&sanitize(s));
                 out.raw(b"\r\n");
             } else {
-                out.bulk(s);
+                out.bulk(&sanitize(s));
             }
             return restore(state);
         }
@@ -391,23 +394,27 @@ pub unsafe fn script_error(state: *mut ffi::lua_State, t: c_int) -> ScriptError 
             msg.extend_from_slice(&text);
             return (msg, None);
         }
+        // The three fields are pushed before anything is copied out, so no
+        // Rust value is alive while a push could raise.
         let top = ffi::lua_gettop(state);
-        let msg = if raw_field(state, t, b"err") == ffi::LUA_TSTRING {
-            stack_bytes(state, -1).to_vec()
+        ffi::lua_checkstack(state, 3);
+        let err_type = raw_field(state, t, b"err");
+        let source_type = raw_field(state, t, b"source");
+        let line_type = raw_field(state, t, b"line");
+        let msg = if err_type == ffi::LUA_TSTRING {
+            stack_bytes(state, top + 1).to_vec()
         } else {
             b"ERR unknown error".to_vec()
         };
-        ffi::lua_settop(state, top);
-        let src = if raw_field(state, t, b"source") == ffi::LUA_TSTRING {
-            let source = String::from_utf8_lossy(stack_bytes(state, -1)).into_owned();
-            let line = match raw_field(state, t, b"line") {
-                ffi::LUA_TNUMBER => ffi::lua_tonumber(state, -1) as i64,
-                _ => 0,
+        let src = (source_type == ffi::LUA_TSTRING).then(|| {
+            let source = String::from_utf8_lossy(stack_bytes(state, top + 2)).into_owned();
+            let line = if line_type == ffi::LUA_TNUMBER {
+                ffi::lua_tonumber(state, top + 3) as i64
+            } else {
+                0
             };
-            Some((source, line))
-        } else {
-            None
-        };
+            (source, line)
+        });
         ffi::lua_settop(state, top);
         (msg, src)
     }
@@ -443,6 +450,32 @@ pub fn error_text(e: &[u8]) -> Vec<u8> {
     sanitize(e).into_owned()
 }
 
+/// An error text as Redis 7.0 stores it in an error table: "CODE message",
+/// the code taken from a leading "-CODE " or "ERR" when there is none (so
+/// `redis.error_reply('x')` replies "-ERR x"), CR/LF trimmed from the ends
+/// of the message.
+pub fn error_code_text(msg: &[u8]) -> Vec<u8> {
+    let with_dash;
+    let msg = if msg.starts_with(b"-") {
+        msg
+    } else {
+        with_dash = [b"-", msg].concat();
+        &with_dash[..]
+    };
+    let rest = &msg[1..];
+    let (code, text): (&[u8], &[u8]) = match rest.iter().position(|&c| c == b' ') {
+        Some(sp) => (&rest[..sp], &rest[sp + 1..]),
+        None => (b"ERR", rest),
+    };
+    let trim = |c: &u8| *c == b'\r' || *c == b'\n';
+    let start = text.iter().position(|c| !trim(c)).unwrap_or(text.len());
+    let end = text.iter().rposition(|c| !trim(c)).map_or(start, |e| e + 1);
+    let mut out = code.to_vec();
+    out.push(b' ');
+    out.extend_from_slice(&text[start..end.max(start)]);
+    out
+}
+
 /// Lua 5.1's number-to-string conversion (`%.14g`).
 pub fn lua_number_text(n: f64) -> String {
     if n.is_finite() && n == n.trunc() && n.abs() < 1e15 {
@@ -463,6 +496,24 @@ pub fn lua_number_text(n: f64) -> String {
 /// (see the prelude's error handler).
 fn lua_err(msg: &str) -> mlua::Error {
     mlua::Error::runtime(format!("\u{1}tessera:ERR {msg}"))
+}
+
+/// Lua's lua_tonumber: a number, or a string that reads as one.
+fn lua_tonumber(v: &Value) -> Option<f64> {
+    match v {
+        Value::Integer(i) => Some(*i as f64),
+        Value::Number(n) => Some(*n),
+        Value::String(s) => s.to_str().ok().and_then(|s| s.trim().parse::<f64>().ok()),
+        _ => None,
+    }
+}
+
+/// What error_reply/status_reply return for bad arguments (Redis returns
+/// the error table rather than raising it).
+fn bad_reply_args(lua: &Lua) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.raw_set("err", "ERR wrong number or type of arguments")?;
+    Ok(t)
 }
 
 /// The `redis` table: everything but call/pcall (installed separately).
@@ -488,14 +539,11 @@ pub fn build_redis_table(lua: &Lua) -> mlua::Result<Table> {
         lua.create_function(|lua, args: MultiValue| {
             let msg = match args.front() {
                 Some(Value::String(s)) if args.len() == 1 => s.as_bytes().to_vec(),
-                _ => return Err(lua_err("wrong number or type of arguments")),
+                // Returned, not raised, as Redis does.
+                _ => return bad_reply_args(lua),
             };
             let t = lua.create_table()?;
-            let mut text = msg;
-            if !text.starts_with(b"-") {
-                text.insert(0, b'-');
-            }
-            t.raw_set("err", lua.create_string(&text)?)?;
+            t.raw_set("err", lua.create_string(error_code_text(&msg))?)?;
             Ok(t)
         })?,
     )?;
@@ -504,7 +552,8 @@ pub fn build_redis_table(lua: &Lua) -> mlua::Result<Table> {
         lua.create_function(|lua, args: MultiValue| {
             let msg = match args.front() {
                 Some(Value::String(s)) if args.len() == 1 => s.as_bytes().to_vec(),
-                _ => return Err(lua_err("wrong number or type of arguments")),
+                // Returned, not raised, as Redis does.
+                _ => return bad_reply_args(lua),
             };
             let t = lua.create_table()?;
             t.raw_set("ok", lua.create_string(&msg)?)?;
@@ -515,18 +564,11 @@ pub fn build_redis_table(lua: &Lua) -> mlua::Result<Table> {
         "log",
         lua.create_function(|_, args: MultiValue| {
             if args.len() < 2 {
-                return Err(mlua::Error::runtime(
-                    "redis.log() requires two arguments or more.",
-                ));
+                return Err(lua_err("redis.log() requires two arguments or more."));
             }
-            let level = match &args[0] {
-                Value::Integer(i) => *i,
-                Value::Number(n) => *n as i64,
-                _ => {
-                    return Err(mlua::Error::runtime(
-                        "First argument must be a number (log level).",
-                    ))
-                }
+            let level = match lua_tonumber(&args[0]) {
+                Some(n) => n as i64,
+                None => return Err(lua_err("First argument must be a number (log level).")),
             };
             if !(0..=3).contains(&level) {
                 return Err(lua_err("Invalid debug level."));
@@ -557,15 +599,11 @@ pub fn build_redis_table(lua: &Lua) -> mlua::Result<Table> {
     redis.raw_set(
         "setresp",
         lua.create_function(|_, args: MultiValue| {
-            let v = match args.front() {
-                Some(Value::Integer(i)) if args.len() == 1 => *i,
-                Some(Value::Number(n)) if args.len() == 1 => *n as i64,
-                _ => {
-                    return Err(mlua::Error::runtime(
-                        "redis.setresp() requires one argument.",
-                    ))
-                }
-            };
+            if args.len() != 1 {
+                return Err(lua_err("redis.setresp() requires one argument."));
+            }
+            // (lua_tonumber: anything else counts as 0.)
+            let v = args.front().and_then(lua_tonumber).unwrap_or(0.0) as i64;
             if v != 2 && v != 3 {
                 return Err(lua_err("RESP version must be 2 or 3."));
             }
@@ -576,17 +614,12 @@ pub fn build_redis_table(lua: &Lua) -> mlua::Result<Table> {
     redis.raw_set(
         "set_repl",
         lua.create_function(|_, args: MultiValue| {
-            let v = match args.front() {
-                Some(Value::Integer(i)) if args.len() == 1 => *i,
-                Some(Value::Number(n)) if args.len() == 1 => *n as i64,
-                _ => {
-                    return Err(mlua::Error::runtime(
-                        "redis.set_repl() requires one argument.",
-                    ))
-                }
-            };
+            if args.len() != 1 {
+                return Err(lua_err("redis.set_repl() requires two arguments."));
+            }
+            let v = args.front().and_then(lua_tonumber).unwrap_or(0.0) as i64;
             if !(0..=3).contains(&v) {
-                return Err(mlua::Error::runtime(
+                return Err(lua_err(
                     "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
                 ));
             }

@@ -246,12 +246,6 @@ pub struct Vm {
     pub redis_ro: Table,
     /// Libraries loaded into this state: library → function → callback.
     pub loaded_libraries: HashMap<String, HashMap<String, RegistryKey>>,
-    /// KEYS and ARGV, refilled for every run instead of built anew (two
-    /// tables less per script call for the collector).
-    pub keys_t: Table,
-    pub argv_t: Table,
-    keys_len: usize,
-    argv_len: usize,
 }
 
 /// The Lua side of the environment: the error handler, read-only proxies
@@ -280,11 +274,16 @@ end
 local error_value = __tessera_error_value
 
 -- (pcall hands scripts the bare message, as Redis 7.0 does.)
+-- (As Redis's pcall: an error table with a string (or number) `err` gives
+-- its text.)
 pcall = function(f, ...)
   local r = {orig_pcall(f, ...)}
   if not r[1] then
     local v = error_value(r[2])
-    if type(v) == 'table' and v ~= r[2] then r[2] = v.err end
+    if type(v) == 'table' then
+      local e = rawget(v, 'err')
+      if type(e) == 'string' or type(e) == 'number' then r[2] = e end
+    end
   end
   return unpack(r, 1, table.maxn(r))
 end
@@ -321,6 +320,7 @@ end
 -- see the real contents.
 local real_of = setmetatable({}, {__mode = 'k'})
 local metatable_view = setmetatable({}, {__mode = 'k'})
+local string_mt_view
 local orig_getmetatable = getmetatable
 local orig_pairs, orig_next = pairs, next
 pairs = function(t) return orig_pairs(real_of[t] or t) end
@@ -340,6 +340,12 @@ _G.rawget = function(t, k) return orig_rawget(real_of[t] or t, k) end
 
 -- Makes the real globals (and the real redis table) unwritable from Lua.
 __tessera_seal = function(globals, redis)
+  -- Strings find their methods through the read-only string library, and
+  -- show scripts a read-only view of their metatable.
+  local smt = orig_getmetatable('')
+  smt.__index = rawget(globals, 'string')
+  string_mt_view = __tessera_readonly(smt, false)
+  protected[smt] = true
   protected[globals] = true
   protected[redis] = true
   for _, real in orig_pairs(real_of) do protected[real] = true end
@@ -373,6 +379,7 @@ end
 -- tables, a read-only {__index=...} for _G, as Redis 7.0 shows them.
 getmetatable = function(t)
   if real_of[t] then return metatable_view[t] end
+  if type(t) == 'string' and string_mt_view then return string_mt_view end
   return orig_getmetatable(t)
 end
 
@@ -451,10 +458,6 @@ impl Vm {
             redis,
             redis_ro,
             loaded_libraries: HashMap::new(),
-            keys_t: lua.create_table()?,
-            argv_t: lua.create_table()?,
-            keys_len: 0,
-            argv_len: 0,
             lua,
         })
     }
@@ -475,7 +478,6 @@ impl Vm {
         as_function: bool,
         out: &mut ReplyBuf,
     ) -> mlua::Result<Result<(), convert::ScriptError>> {
-        let (old_keys, old_argv) = (self.keys_len, self.argv_len);
         let runner = if as_function {
             self.runner_with.clone()
         } else {
@@ -484,52 +486,47 @@ impl Vm {
         let mut outcome = Ok(());
         let result = &mut outcome;
         // SAFETY: the closure runs inside mlua's protected call with
-        // [runner, f, KEYS table, ARGV table] at stack indices 1..4, and
-        // uses only the raw API on them: it pushes strings into the two
-        // tables, sets two globals with raw sets (no metamethods), and calls
-        // the runner under lua_pcall, so no Lua error escapes it except a
-        // memory error (after which mlua reports the error and nothing here
-        // is used again).
+        // [runner, f] at stack indices 1..2, and uses only the raw API: it
+        // creates the KEYS and ARGV tables (fresh for every run, as Redis
+        // makes them: a script may change them) at 3..4, sets two globals
+        // with raw sets (no metamethods), and calls the runner under
+        // lua_pcall, so no Lua error escapes it except a memory error (after
+        // which mlua reports the error and nothing here is used again).
         unsafe {
-            self.lua.exec_raw::<()>(
-                (runner, f, self.keys_t.clone(), self.argv_t.clone()),
-                |state| {
-                    fill_table(state, 3, keys, old_keys);
-                    fill_table(state, 4, argv, old_argv);
-                    if !as_function {
-                        set_global(state, b"KEYS", 3);
-                        set_global(state, b"ARGV", 4);
-                    }
-                    ffi::lua_checkstack(state, 8);
-                    ffi::lua_pushvalue(state, 1);
-                    ffi::lua_pushvalue(state, 2);
-                    let nargs = if as_function {
-                        ffi::lua_pushvalue(state, 3);
-                        ffi::lua_pushvalue(state, 4);
-                        3
-                    } else {
-                        1
-                    };
-                    // The runner returns (ok, value or error table).
-                    let rc = ffi::lua_pcall(state, nargs, 2, 0);
-                    let top = ffi::lua_gettop(state);
-                    if rc != 0 {
-                        *result = Err(convert::script_error(state, top));
-                    } else if ffi::lua_toboolean(state, top - 1) != 0 {
-                        convert::write_reply(state, top, out, 0);
-                    } else {
-                        *result = Err(convert::script_error(state, top));
-                    }
-                    if !as_function {
-                        ffi::lua_pushnil(state);
-                        set_global(state, b"KEYS", -1);
-                        set_global(state, b"ARGV", -1);
-                    }
-                },
-            )?;
+            self.lua.exec_raw::<()>((runner, f), |state| {
+                new_array(state, keys);
+                new_array(state, argv);
+                if !as_function {
+                    set_global(state, b"KEYS", 3);
+                    set_global(state, b"ARGV", 4);
+                }
+                ffi::lua_checkstack(state, 8);
+                ffi::lua_pushvalue(state, 1);
+                ffi::lua_pushvalue(state, 2);
+                let nargs = if as_function {
+                    ffi::lua_pushvalue(state, 3);
+                    ffi::lua_pushvalue(state, 4);
+                    3
+                } else {
+                    1
+                };
+                // The runner returns (ok, value or error table).
+                let rc = ffi::lua_pcall(state, nargs, 2, 0);
+                let top = ffi::lua_gettop(state);
+                if rc != 0 {
+                    *result = Err(convert::script_error(state, top));
+                } else if ffi::lua_toboolean(state, top - 1) != 0 {
+                    convert::write_reply(state, top, out, 0);
+                } else {
+                    *result = Err(convert::script_error(state, top));
+                }
+                if !as_function {
+                    ffi::lua_pushnil(state);
+                    set_global(state, b"KEYS", -1);
+                    set_global(state, b"ARGV", -1);
+                }
+            })?;
         }
-        self.keys_len = keys.len();
-        self.argv_len = argv.len();
         Ok(outcome)
     }
 
@@ -584,56 +581,86 @@ fn compile_error_text(e: &mlua::Error) -> String {
     }
 }
 
+/// An argument error of a Lua library function implemented in Rust,
+/// worded as Lua 5.1's luaL_argerror words it: prefixed with the calling
+/// script's position, raised as Redis reports it ("ERR <where>: <msg>").
+fn lib_arg_error(lua: &Lua, msg: &str) -> mlua::Error {
+    let place = lua
+        .inspect_stack(1)
+        .and_then(|d| {
+            let line = d.curr_line();
+            let src = d.source().short_src.map(|s| s.into_owned());
+            match (src, line) {
+                (Some(src), line) if line > 0 => Some(format!("{src}:{line}: ")),
+                _ => None,
+            }
+        })
+        .unwrap_or_default();
+    mlua::Error::runtime(format!("\u{1}tessera:ERR {place}{msg}"))
+}
+
+/// Lua 5.1's luaL_checkint: a number (or numeric string) truncated like a
+/// C cast, or the "number expected, got <type>" error.
+fn check_int(lua: &Lua, args: &MultiValue, i: usize, name: &str) -> mlua::Result<i32> {
+    let v = match args.get(i - 1) {
+        Some(Value::Integer(n)) => Some(*n as f64),
+        Some(Value::Number(n)) => Some(*n),
+        Some(Value::String(s)) => s.to_str().ok().and_then(|s| s.trim().parse::<f64>().ok()),
+        _ => None,
+    };
+    match v {
+        Some(x) => Ok(x as i32),
+        None => {
+            let got = match args.get(i - 1) {
+                None => "no value",
+                Some(v) => v.type_name(),
+            };
+            Err(lib_arg_error(
+                lua,
+                &format!("bad argument #{i} to '{name}' (number expected, got {got})"),
+            ))
+        }
+    }
+}
+
 /// `math.random` / `math.randomseed` over [`Rand48`], as Redis replaces
-/// them.
+/// them (Lua 5.1's logic and messages, Redis's generator).
 fn install_math_random(lua: &Lua) -> mlua::Result<()> {
     const MAX: i64 = i32::MAX as i64;
     let math: Table = lua.globals().get("math")?;
-    let random = lua.create_function(|_, args: MultiValue| {
+    let random = lua.create_function(|lua, args: MultiValue| {
+        // The number is drawn before the arguments are checked, as in Lua.
         let r = RAND.lock().next_value() as i64 % MAX;
         let r = r as f64 / MAX as f64;
-        let nums: Vec<f64> = args
-            .iter()
-            .map(|v| match v {
-                Value::Integer(i) => Ok(*i as f64),
-                Value::Number(n) => Ok(*n),
-                Value::String(s) => s
-                    .to_str()
-                    .ok()
-                    .and_then(|s| s.trim().parse::<f64>().ok())
-                    .ok_or_else(|| {
-                        mlua::Error::runtime("bad argument #1 to 'random' (number expected)")
-                    }),
-                _ => Err(mlua::Error::runtime(
-                    "bad argument #1 to 'random' (number expected)",
-                )),
-            })
-            .collect::<mlua::Result<_>>()?;
-        match nums.as_slice() {
-            [] => Ok(r),
-            [u] => {
-                let u = *u as i32;
+        match args.len() {
+            0 => Ok(r),
+            1 => {
+                let u = check_int(lua, &args, 1, "random")?;
                 if u < 1 {
-                    return Err(mlua::Error::runtime(
+                    return Err(lib_arg_error(
+                        lua,
                         "bad argument #1 to 'random' (interval is empty)",
                     ));
                 }
                 Ok((r * u as f64).floor() + 1.0)
             }
-            [l, u] => {
-                let (l, u) = (*l as i32, *u as i32);
+            2 => {
+                let l = check_int(lua, &args, 1, "random")?;
+                let u = check_int(lua, &args, 2, "random")?;
                 if l > u {
-                    return Err(mlua::Error::runtime(
+                    return Err(lib_arg_error(
+                        lua,
                         "bad argument #2 to 'random' (interval is empty)",
                     ));
                 }
                 Ok((r * (u as f64 - l as f64 + 1.0)).floor() + l as f64)
             }
-            _ => Err(mlua::Error::runtime("wrong number of arguments")),
+            _ => Err(lib_arg_error(lua, "wrong number of arguments")),
         }
     })?;
-    let randomseed = lua.create_function(|_, seed: f64| {
-        *RAND.lock() = Rand48::seeded(seed as i32);
+    let randomseed = lua.create_function(|lua, args: MultiValue| {
+        let seed = check_int(lua, &args, 1, "randomseed")?;
+        *RAND.lock() = Rand48::seeded(seed);
         Ok(())
     })?;
     math.raw_set("random", random)?;
@@ -650,7 +677,12 @@ pub fn with_vm<R>(scripts: &Scripts, f: impl FnOnce(&mut Vm) -> R) -> Result<R, 
             *slot = Some(Vm::new(generation).map_err(|e| format!("ERR Lua init failed: {e}"))?);
         }
         match slot.as_mut() {
-            Some(vm) => Ok(f(vm)),
+            Some(vm) => {
+                LUA_MEMORY.with(|m| m.set(vm.lua.used_memory()));
+                let r = f(vm);
+                LUA_MEMORY.with(|m| m.set(vm.lua.used_memory()));
+                Ok(r)
+            }
             None => Err("ERR Lua init failed".to_string()),
         }
     })
@@ -658,25 +690,32 @@ pub fn with_vm<R>(scripts: &Scripts, f: impl FnOnce(&mut Vm) -> R) -> Result<R, 
 
 /// Bytes used by this thread's Lua state (INFO used_memory_lua).
 pub fn lua_memory() -> usize {
-    VM.with(|cell| cell.borrow().as_ref().map_or(0, |vm| vm.lua.used_memory()))
+    // Inside a script (INFO called from Lua) the state is in use: the
+    // figure from the end of the last run is reported instead.
+    VM.with(|cell| match cell.try_borrow() {
+        Ok(vm) => vm.as_ref().map_or(0, |vm| vm.lua.used_memory()),
+        Err(_) => LUA_MEMORY.with(|m| m.get()),
+    })
 }
 
-/// Sets `t[1..]` (the table at stack index `t`) to `items`, clearing the
-/// entries a previous, longer fill left.
+thread_local! {
+    /// This thread's Lua memory at the end of the last run.
+    static LUA_MEMORY: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Pushes a new table {items[1], items[2], ...}.
 ///
 /// # Safety
-/// Valid state; `t` an absolute index of a table without metatable.
-unsafe fn fill_table(state: *mut ffi::lua_State, t: c_int, items: &[&[u8]], old_len: usize) {
-    // SAFETY: caller contract; lua_checkstack makes room for the pushes.
+/// Valid state.
+unsafe fn new_array(state: *mut ffi::lua_State, items: &[&[u8]]) {
+    // SAFETY: caller contract; lua_checkstack makes room for the pushes and
+    // the new table has no metatable.
     unsafe {
         ffi::lua_checkstack(state, 2);
+        ffi::lua_createtable(state, c_int::try_from(items.len()).unwrap_or(0), 0);
         for (i, item) in items.iter().enumerate() {
             ffi::lua_pushlstring(state, item.as_ptr().cast(), item.len());
-            ffi::lua_rawseti_(state, t, c_int::try_from(i + 1).unwrap_or(c_int::MAX));
-        }
-        for i in items.len()..old_len {
-            ffi::lua_pushnil(state);
-            ffi::lua_rawseti_(state, t, c_int::try_from(i + 1).unwrap_or(c_int::MAX));
+            ffi::lua_rawseti_(state, -2, c_int::try_from(i + 1).unwrap_or(c_int::MAX));
         }
     }
 }

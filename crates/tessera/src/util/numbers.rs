@@ -204,7 +204,12 @@ pub fn parse_f64_lenient(s: &[u8]) -> Option<f64> {
 /// "-inf". NaN, which Redis never replies, is written "nan".
 pub fn format_f64(v: f64, out: &mut Vec<u8>) {
     if v.is_nan() {
-        out.extend_from_slice(b"nan");
+        // glibc prints the sign of a NaN (x86's 0/0 is negative).
+        out.extend_from_slice(if v.is_sign_negative() {
+            b"-nan"
+        } else {
+            b"nan"
+        });
     } else if v.is_infinite() {
         out.extend_from_slice(if v > 0.0 { b"inf" } else { b"-inf" });
     } else if v == 0.0 {
