@@ -296,22 +296,17 @@ unsafe fn write_table(state: *mut ffi::lua_State, t: c_int, out: &mut ReplyBuf, 
             return restore(state);
         }
         ffi::lua_settop(state, top);
-        if raw_field(state, t, b"verbatim_string") == ffi::LUA_TTABLE {
-            let vs = top + 1;
-            let mut fmt = [b't', b'x', b't'];
-            if raw_field(state, vs, b"format") == ffi::LUA_TSTRING {
-                let f = stack_bytes(state, -1);
-                if f.len() == 3 {
-                    fmt.copy_from_slice(f);
-                }
+        // Both fields must be strings, or the table is read as what follows
+        // (as Redis does); the format is its first three bytes.
+        if raw_field(state, t, b"verbatim_string") == ffi::LUA_TTABLE
+            && raw_field(state, top + 1, b"format") == ffi::LUA_TSTRING
+            && raw_field(state, top + 1, b"string") == ffi::LUA_TSTRING
+        {
+            let mut fmt = [0u8; 3];
+            for (d, s) in fmt.iter_mut().zip(stack_bytes(state, top + 2)) {
+                *d = *s;
             }
-            ffi::lua_settop(state, vs);
-            let text: &[u8] = if raw_field(state, vs, b"string") == ffi::LUA_TSTRING {
-                stack_bytes(state, -1)
-            } else {
-                &[]
-            };
-            out.verbatim(&fmt, text);
+            out.verbatim(&fmt, stack_bytes(state, top + 3));
             return restore(state);
         }
         ffi::lua_settop(state, top);
