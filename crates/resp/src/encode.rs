@@ -67,9 +67,15 @@ impl ReplyBuf {
 
     /// An error reply; `msg` carries its prefix (`ERR ...`, `WRONGTYPE ...`).
     /// A message without a leading code gets `ERR`, and newlines become
-    /// spaces, as Redis does, so the reply stays one protocol line.
+    /// spaces, as Redis does, so the reply stays one protocol line. Redis
+    /// builds error texts as C strings, so one ends at a NUL byte (an
+    /// argument quoted in it, say).
     pub fn error(&mut self, msg: &[u8]) {
         self.buf.push(b'-');
+        let msg = match msg.iter().position(|&c| c == 0) {
+            Some(n) => &msg[..n],
+            None => msg,
+        };
         let msg = msg.strip_prefix(b"-").unwrap_or(msg);
         // Like Redis: CR/LF trimmed from both ends, the rest become spaces.
         let start = msg

@@ -273,7 +273,7 @@ unsafe fn write_table(state: *mut ffi::lua_State, t: c_int, out: &mut ReplyBuf, 
         }
         ffi::lua_settop(state, top);
         if raw_field(state, t, b"ok") == ffi::LUA_TSTRING {
-            out.simple(&sanitize(stack_bytes(state, -1)));
+            out.simple(&sanitize(c_str(stack_bytes(state, -1))));
             return restore(state);
         }
         ffi::lua_settop(state, top);
@@ -426,6 +426,12 @@ fn number_to_int(n: f64) -> i64 {
     }
 }
 
+/// The text up to its first NUL: Redis handles status and error texts as
+/// C strings.
+fn c_str(s: &[u8]) -> &[u8] {
+    memchr::memchr(0, s).map_or(s, |n| &s[..n])
+}
+
 /// Status and error texts cannot contain newlines in RESP.
 fn sanitize(s: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     if !s.iter().any(|&c| c == b'\r' || c == b'\n') {
@@ -441,6 +447,7 @@ fn sanitize(s: &[u8]) -> std::borrow::Cow<'_, [u8]> {
 /// An error table's text as sent: a leading `-` is dropped (error_reply
 /// adds one), an empty text becomes a generic error.
 pub fn error_text(e: &[u8]) -> Vec<u8> {
+    let e = c_str(e);
     let e = e.strip_prefix(b"-").unwrap_or(e);
     sanitize(e).into_owned()
 }
@@ -450,6 +457,7 @@ pub fn error_text(e: &[u8]) -> Vec<u8> {
 /// `redis.error_reply('x')` replies "-ERR x"), CR/LF trimmed from the ends
 /// of the message.
 pub fn error_code_text(msg: &[u8]) -> Vec<u8> {
+    let msg = c_str(msg);
     let with_dash;
     let msg = if msg.starts_with(b"-") {
         msg

@@ -609,7 +609,18 @@ fn check_int(lua: &Lua, args: &MultiValue, i: usize, name: &str) -> mlua::Result
         _ => None,
     };
     match v {
-        Some(x) => Ok(x as i32),
+        // (int)(lua_Integer)x as x86-64 does it: out of range or NaN gives
+        // i64::MIN, whose low 32 bits are 0.
+        Some(x) => {
+            let wide = if x.is_nan()
+                || !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&x)
+            {
+                i64::MIN
+            } else {
+                x as i64
+            };
+            Ok(wide as i32)
+        }
         None => {
             let got = match args.get(i - 1) {
                 None => "no value",
