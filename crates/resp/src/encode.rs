@@ -249,6 +249,13 @@ mod tests {
     }
 
     #[test]
+    fn errors_end_at_a_nul_byte() {
+        let mut r = ReplyBuf::new(Protocol::Resp2);
+        r.error(b"ERR Unknown option given: \0x");
+        assert_eq!(r.buf, b"-ERR Unknown option given: \r\n");
+    }
+
+    #[test]
     fn verbatim_is_bulk_in_resp2() {
         let mut r = ReplyBuf::new(Protocol::Resp3);
         r.verbatim(b"txt", b"hi");
