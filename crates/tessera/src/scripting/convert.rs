@@ -309,27 +309,27 @@ unsafe fn write_table(state: *mut ffi::lua_State, t: c_int, out: &mut ReplyBuf, 
             out.verbatim(&fmt, stack_bytes(state, top + 3));
             return restore(state);
         }
-        ffi::lua_settop(state, top);
-        if raw_field(state, t, b"map") == ffi::LUA_TTABLE {
-            let m = top + 1;
-            out.map(count_pairs(state, m));
-            ffi::lua_pushnil(state);
-            while ffi::lua_next(state, m) != 0 {
-                let v = ffi::lua_gettop(state);
-                write_reply(state, v - 1, out, depth + 1);
-                write_reply(state, v, out, depth + 1);
-                ffi::lua_settop(state, v - 1);
+        // {map={k=v}} and {set={k=true}}: a map writes keys and values, a
+        // set its keys.
+        for (field, is_map) in [(&b"map"[..], true), (&b"set"[..], false)] {
+            ffi::lua_settop(state, top);
+            if raw_field(state, t, field) != ffi::LUA_TTABLE {
+                continue;
             }
-            return restore(state);
-        }
-        ffi::lua_settop(state, top);
-        if raw_field(state, t, b"set") == ffi::LUA_TTABLE {
             let m = top + 1;
-            out.set(count_pairs(state, m));
+            let n = count_pairs(state, m);
+            if is_map {
+                out.map(n);
+            } else {
+                out.set(n);
+            }
             ffi::lua_pushnil(state);
             while ffi::lua_next(state, m) != 0 {
                 let v = ffi::lua_gettop(state);
                 write_reply(state, v - 1, out, depth + 1);
+                if is_map {
+                    write_reply(state, v, out, depth + 1);
+                }
                 ffi::lua_settop(state, v - 1);
             }
             return restore(state);
