@@ -390,6 +390,8 @@ pub fn is_builtin_command(name: &[u8]) -> bool {
 struct Registry {
     /// Top-level name → id, after `rename-command`.
     by_name: HashMap<&'static str, usize, foldhash::fast::FixedState>,
+    /// Length of the longest name in `by_name`.
+    longest_name: usize,
     /// Every command and subcommand; the index is the command id that
     /// per-thread statistics are kept under.
     flat: Vec<(String, &'static CommandSpec)>,
@@ -443,6 +445,7 @@ fn registry() -> &'static Registry {
             }
         }
         Registry {
+            longest_name: by_name.keys().map(|n| n.len()).max().unwrap_or(0),
             by_name,
             flat,
             top,
@@ -471,7 +474,11 @@ pub fn by_id(id: usize) -> Option<(&'static str, &'static CommandSpec)> {
 pub fn lookup(name: &[u8]) -> Option<(usize, &'static CommandSpec)> {
     let mut buf = [0u8; 32];
     if name.len() > buf.len() {
-        // Only a rename-command target can be this long.
+        // Only a rename-command target can be this long: anything longer
+        // than every name is unknown without copying it.
+        if name.len() > registry().longest_name {
+            return None;
+        }
         return lookup_lowercase(&name.to_ascii_lowercase());
     }
     let lower = &mut buf[..name.len()];

@@ -366,60 +366,55 @@ fn set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     };
     let (ka, out) = ctx.split();
     ka.with_key(key, |db| {
-        // The common case, a write that replaces whatever is there: one
-        // probe of the table.
-        if !get_old && !nx && !xx && exp != ExpireArg::KeepTtl {
-            let entry = db.new_entry(Value::Str(StrValue::from_bytes(val)));
-            let at = expire_at.unwrap_or(0);
-            let now = db.now_ms;
-            if let Err(entry) = db.table(key).overwrite(key, entry, at, now) {
-                // The old key had expired: report that, then add anew.
-                db.get_write(key);
-                db.table(key).insert_expiring(key, entry, at);
-            }
-            db.changed(key, Class::STRING, "set");
-            if expire_at.is_some() {
-                db.notify(Class::GENERIC, "expire", key);
-            }
-            out.ok();
-            return Ok(());
-        }
-        // With GET, Redis looks the key up as a read (a miss counts and
-        // notifies "keymiss").
-        let existing = if get_old {
-            db.get_read(key)
-        } else {
-            db.get_write(key)
-        };
-        let found = existing.is_some();
-        let mut old_ttl = 0;
-        if get_old {
-            match read_str(existing)? {
-                Some(s) => {
-                    let mut b = itoa::Buffer::new();
-                    out.bulk(s.as_bytes(&mut b));
-                }
-                None => out.null(),
-            }
-        } else if found {
-            old_ttl = db.table(key).expire_of(key);
-        }
-        if (nx && found) || (xx && !found) {
-            if !get_old {
-                out.null();
-            }
-            return Ok(());
-        }
-        if get_old && exp == ExpireArg::KeepTtl {
-            old_ttl = db.table(key).expire_of(key);
-        }
         let entry = db.new_entry(Value::Str(StrValue::from_bytes(val)));
-        let at = match (exp, expire_at) {
-            (ExpireArg::KeepTtl, _) => old_ttl,
-            (_, Some(at)) => at,
-            _ => 0,
+        // The common case, a write that replaces whatever is there, takes
+        // one probe of the table; an expired old key goes the general way,
+        // which reports it expired first.
+        let pending = if !get_old && !nx && !xx && exp != ExpireArg::KeepTtl {
+            let now = db.now_ms;
+            db.table(key)
+                .overwrite(key, entry, expire_at.unwrap_or(0), now)
+                .err()
+        } else {
+            Some(entry)
         };
-        db.table(key).insert_expiring(key, entry, at);
+        if let Some(entry) = pending {
+            // With GET, Redis looks the key up as a read (a miss counts and
+            // notifies "keymiss").
+            let existing = if get_old {
+                db.get_read(key)
+            } else {
+                db.get_write(key)
+            };
+            let found = existing.is_some();
+            let mut old_ttl = 0;
+            if get_old {
+                match read_str(existing)? {
+                    Some(s) => {
+                        let mut b = itoa::Buffer::new();
+                        out.bulk(s.as_bytes(&mut b));
+                    }
+                    None => out.null(),
+                }
+            } else if found {
+                old_ttl = db.table(key).expire_of(key);
+            }
+            if (nx && found) || (xx && !found) {
+                if !get_old {
+                    out.null();
+                }
+                return Ok(());
+            }
+            if get_old && exp == ExpireArg::KeepTtl {
+                old_ttl = db.table(key).expire_of(key);
+            }
+            let at = match (exp, expire_at) {
+                (ExpireArg::KeepTtl, _) => old_ttl,
+                (_, Some(at)) => at,
+                _ => 0,
+            };
+            db.table(key).insert_expiring(key, entry, at);
+        }
         db.changed(key, Class::STRING, "set");
         if expire_at.is_some() {
             db.notify(Class::GENERIC, "expire", key);

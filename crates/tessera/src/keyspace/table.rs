@@ -315,36 +315,34 @@ impl Table {
     }
 
     /// Inserts or overwrites a key expiring at `at_ms` (0: never).
-    pub fn insert_expiring(&mut self, key: &[u8], mut entry: Entry, at_ms: i64) -> Option<Entry> {
-        entry.ttl = at_ms != 0;
-        let old = match self.map.get_index_of(key) {
-            Some(idx) => {
-                let old = std::mem::replace(&mut self.map[idx], entry);
-                self.gone(key, &old);
-                Some(old)
-            }
-            None => {
-                self.reserve_one();
-                self.map.insert(Key::from_slice(key), entry);
-                events::notify(Class::NEW, "new", self.db, key);
-                None
-            }
-        };
-        self.record_expire(key, at_ms, old.as_ref().is_some_and(|e| e.ttl));
-        old
+    pub fn insert_expiring(&mut self, key: &[u8], entry: Entry, at_ms: i64) -> Option<Entry> {
+        // (Never Err: no expiry check is asked for.)
+        self.upsert(key, entry, at_ms, None).unwrap_or_default()
     }
 
     /// [`Table::insert_expiring`] for a write that replaces whatever is
-    /// there (a plain SET): one hash and one probe instead of a lookup
-    /// followed by an insert. A key whose TTL has passed is handed back
-    /// (`Err`) for the caller to take the general path, which reports it
-    /// expired first.
+    /// there (a plain SET), in the same single probe; a key whose TTL has
+    /// passed is handed back (`Err`) for the caller to take the general
+    /// path, which reports it expired first.
     pub fn overwrite(
+        &mut self,
+        key: &[u8],
+        entry: Entry,
+        at_ms: i64,
+        now_ms: i64,
+    ) -> Result<Option<Entry>, Entry> {
+        self.upsert(key, entry, at_ms, Some(now_ms))
+    }
+
+    /// Inserts or replaces with one hash and one table probe. With
+    /// `expired_before`, an existing key whose TTL has passed by then is
+    /// left alone and the entry handed back.
+    fn upsert(
         &mut self,
         key: &[u8],
         mut entry: Entry,
         at_ms: i64,
-        now_ms: i64,
+        expired_before: Option<i64>,
     ) -> Result<Option<Entry>, Entry> {
         use indexmap::map::raw_entry_v1::{RawEntryApiV1, RawEntryMut};
         use std::hash::BuildHasher;
@@ -359,8 +357,10 @@ impl Table {
         {
             RawEntryMut::Occupied(mut slot) => {
                 let had_ttl = slot.get().ttl;
-                if had_ttl && self.expires.get(key).is_some_and(|&at| at <= now_ms) {
-                    return Err(entry);
+                if let Some(now_ms) = expired_before {
+                    if had_ttl && self.expires.get(key).is_some_and(|&at| at <= now_ms) {
+                        return Err(entry);
+                    }
                 }
                 let old = std::mem::replace(slot.get_mut(), entry);
                 self.gone(key, &old);

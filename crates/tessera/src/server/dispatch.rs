@@ -443,21 +443,22 @@ fn is_redacted(client: &Client, i: usize) -> bool {
 /// One MONITOR line, fed after the command ran (so SELECT shows the new
 /// database, as in Redis), with redacted arguments hidden.
 fn feed_monitors(srv: &ServerState, client: &Client, args: &[&[u8]]) {
+    use std::io::Write;
     let us = super::state::unix_us();
-    // Commands a script runs show "lua" instead of an address, as in Redis.
-    let from = if crate::commands::scripting::in_script() {
-        "lua".to_string()
-    } else {
-        client.info.addr.to_string()
-    };
-    let mut line = format!(
-        "+{}.{:06} [{} {}]",
+    let mut line = Vec::with_capacity(64);
+    let _ = write!(
+        line,
+        "+{}.{:06} [{} ",
         us / 1_000_000,
         us % 1_000_000,
-        client.db,
-        from
-    )
-    .into_bytes();
+        client.db
+    );
+    // Commands a script runs show "lua" instead of an address, as in Redis.
+    if crate::commands::scripting::in_script() {
+        line.extend_from_slice(b"lua]");
+    } else {
+        let _ = write!(line, "{}]", client.info.addr);
+    }
     for (i, a) in args.iter().enumerate() {
         let a: &[u8] = if is_redacted(client, i) {
             b"(redacted)"
