@@ -151,13 +151,13 @@ class Server:
         self.port = free_port()
         if kind == "redis":
             cmd = [
-                shutil.which("redis-server") or "redis-server",
+                os.environ.get("REDIS_BIN") or shutil.which("redis-server") or "redis-server",
                 "--port", str(self.port), "--bind", "127.0.0.1",
                 "--save", "", "--appendonly", "no", "--daemonize", "no",
             ]
         else:
             cmd = [
-                os.path.join(ROOT, "target", "release", "tessera-server"),
+                os.environ.get("TESSERA_BIN") or os.path.join(ROOT, "target", "release", "tessera-server"),
                 "--port", str(self.port), "--bind", "127.0.0.1",
                 "--threads", str(threads),
             ]
@@ -306,14 +306,15 @@ def main_load(args):
         q, p99, p999, mx = results[kind]
         print(f"{kind:<8} load qps={q:.0f} probe p99={p99:.3f}ms p99.9={p999:.3f}ms max={mx:.3f}ms", flush=True)
     table = [
-        f"Measured {time.strftime('%Y-%m-%d')}: `python3 scripts/bench.py --section load --keys {keys}"
+        f"Measured {time.strftime('%Y-%m-%d')} on a {os.cpu_count()}-core machine: "
+        f"`python3 scripts/bench.py --section load --keys {keys}"
         + (f" --probe-core {args.probe_core}" if args.probe_core else "")
         + "`. "
         f"Each server (pinned to core {args.server_core}) is loaded with `resp-benchmark --load -c 64 -P 16 -n {keys} "
         f"\"SET {{key sequence {keys}}} {{value 64}}\"` (client on core(s) {args.client_cores}) while a probe on its own "
         f"connection (pinned to core {args.probe_core or args.client_cores}) sends one GET every 0.5 ms and records "
-        "every latency. On 2 cores the probe competes with the loader or the server for its core, so its tail "
-        "includes that scheduling noise; both servers get the same treatment.",
+        "every latency." + (" On 2 cores the probe competes with the loader or the server for its core, so its tail "
+        "includes that scheduling noise; both servers get the same treatment." if os.cpu_count() <= 2 else ""),
         "",
         "| server | keys loaded | load rate (keys/s) | probe p99 ms | probe p99.9 ms | probe max ms |",
         "| --- | ---: | ---: | ---: | ---: | ---: |",
@@ -321,7 +322,7 @@ def main_load(args):
     for kind in ["redis", "tessera"]:
         q, p99, p999, mx = results[kind]
         table.append(f"| {kind} | {keys} | {q:.0f} | {p99:.3f} | {p999:.3f} | {mx:.3f} |")
-    write_section(args.output, "load", "\n".join(table))
+    write_section(args.output, args.doc_section or "load", "\n".join(table))
     print("\n".join(table))
 
 
@@ -361,6 +362,74 @@ def main_conns(args):
     for kind, base, loaded in rows:
         table.append(f"| {kind} | {base[0]} | {base[3]:.3f} | {loaded[0]} | {loaded[3]:.3f} |")
     write_section(args.output, "conns", "\n".join(table))
+    print("\n".join(table))
+
+
+# Multi-core rows: (label, load command or None, command, extra resp-benchmark args).
+SCALING_CASES = [
+    ("SET -c 256", None, "SET {key uniform 1000000} {value 64}", ["-c", "256"]),
+    ("GET -c 256", "SET {key sequence 1000000} {value 64}", "GET {key uniform 1000000}", ["-c", "256"]),
+    ("GET -c 256 -P 16", "SET {key sequence 1000000} {value 64}", "GET {key uniform 1000000}",
+     ["-c", "256", "-P", "16"]),
+]
+
+
+def first_cores(n):
+    return "0" if n == 1 else f"0-{n - 1}"
+
+
+def main_scaling(args):
+    """Throughput as the server is given more cores (needs a machine with many).
+
+    Tessera runs `--threads N` pinned to cores 0..N-1; redis-server runs as
+    released (one core) and with `io-threads N` on the same N cores, its own
+    way of using more than one. The client stays on --client-cores throughout.
+    """
+    threads = [int(t) for t in args.scale_threads.split(",")]
+    configs = [("redis-server", "redis", 1, [])]
+    configs += [(f"redis-server io-threads {n}", "redis", n,
+                 ["--io-threads", str(n), "--io-threads-do-reads", "yes"]) for n in threads if n > 1]
+    configs += [(f"Tessera --threads {n}", "tessera", n, []) for n in threads]
+    results = {}
+    for case in SCALING_CASES:
+        label, load, command, extra = case
+        if args.only and args.only not in label:
+            continue
+        for name, kind, n, server_extra in configs:
+            srv = Server(kind, first_cores(n), n, server_extra)
+            try:
+                if load:
+                    count = int(re.search(r"sequence (\d+)", load).group(1))
+                    run_bench(srv.port, load, [], args.seconds, args.client_cores, load=True, count=count)
+                cpu0, t0 = cpu_seconds(srv.proc.pid), time.time()
+                qps, _, avg, p99 = run_bench(srv.port, command, extra, args.seconds, args.client_cores)
+                busy = (cpu_seconds(srv.proc.pid) - cpu0) / (time.time() - t0)
+            finally:
+                srv.stop()
+            results[(label, name)] = (qps, avg, p99, busy, n)
+            print(f"{label:<18} {name:<28} qps={qps:>9} avg={avg:.3f}ms p99={p99:.3f}ms cores busy={busy:.2f}",
+                  flush=True)
+    table = [
+        f"Measured {time.strftime('%Y-%m-%d')} on a {os.cpu_count()}-core machine: "
+        f"`python3 scripts/bench.py --section scaling --scale-threads {args.scale_threads} "
+        f"--client-cores {args.client_cores} --seconds {args.seconds}`. A server given N cores is pinned to cores "
+        f"0..N-1 (Tessera `--threads N`; redis-server with `--io-threads N --io-threads-do-reads yes`, or as released "
+        f"on one core); resp-benchmark 0.1.7 runs on cores {args.client_cores}. \"cores busy\" is the server's CPU "
+        "time divided by wall time: when it is well below N the client, not the server, was the limit.",
+        "",
+        "| case | resp-benchmark command | server | cores | QPS | vs redis-server | avg / p99 ms | cores busy |",
+        "| --- | --- | --- | ---: | ---: | ---: | --- | ---: |",
+    ]
+    for label, load, command, extra in SCALING_CASES:
+        base = results.get((label, "redis-server"))
+        for name, *_ in configs:
+            if (label, name) not in results:
+                continue
+            qps, avg, p99, busy, n = results[(label, name)]
+            cmdline = f"`resp-benchmark {' '.join(extra)} -s {args.seconds} \"{command}\"`"
+            ratio = f"{qps / base[0]:.2f}x" if base and base[0] else "-"
+            table.append(f"| {label} | {cmdline} | {name} | {n} | {qps} | {ratio} | {avg:.3f} / {p99:.3f} | {busy:.2f} |")
+    write_section(args.output, args.doc_section or "scaling", "\n".join(table))
     print("\n".join(table))
 
 
@@ -419,7 +488,7 @@ def main_memory(args):
         table.append(
             f"| {label} | `{load}` | {n} | {mb(r[0]):.1f} / {mb(r[1]):.1f} | {mb(t[0]):.1f} / {mb(t[1]):.1f} | {t[1] / r[1]:.2f}x |"
         )
-    write_section(args.output, args.mem_section, "\n".join(table))
+    write_section(args.output, args.doc_section or "memory", "\n".join(table))
     print("\n".join(table))
 
 
@@ -436,7 +505,9 @@ def main():
     ap.add_argument("--probe-core", default=None, help="pin the --section load probe to this core")
     ap.add_argument("--only", default=None, help="--section memory: only data sets whose label contains this")
     ap.add_argument("--scale", type=float, default=1.0, help="data-set size factor for --section memory")
-    ap.add_argument("--mem-section", default="memory", help="--section memory: docs section to write")
+    ap.add_argument("--doc-section", default=None,
+                    help="write the table into this docs section instead of the one named by --section")
+    ap.add_argument("--scale-threads", default="1,2,4,8", help="--section scaling: server core counts")
     ap.add_argument("--idle", type=int, default=10_000, help="idle connections for --section conns")
     ap.add_argument("--output", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     args = ap.parse_args()
@@ -449,6 +520,8 @@ def main():
         return main_conns(args)
     if args.section == "memory":
         return main_memory(args)
+    if args.section == "scaling":
+        return main_scaling(args)
     cases = {
         "core": CORE_CASES,
         "collections": COLLECTION_CASES,
@@ -491,7 +564,7 @@ def main():
         table.append(
             f"| {label} | {cmdline} | {r[0]:.0f} | {t[0]:.0f} | {ratio:.2f}x | {r[1]:.3f} / {r[2]:.3f} | {t[1]:.3f} / {t[2]:.3f} | {r[3]:.2f} | {t[3]:.2f} | {capacity:.2f}x |"
         )
-    write_section(args.output, args.section, "\n".join(table))
+    write_section(args.output, args.doc_section or args.section, "\n".join(table))
     print("\n".join(table))
 
 
