@@ -509,6 +509,9 @@ def main():
                     help="write the table into this docs section instead of the one named by --section")
     ap.add_argument("--scale-threads", default="1,2,4,8", help="--section scaling: server core counts")
     ap.add_argument("--idle", type=int, default=10_000, help="idle connections for --section conns")
+    ap.add_argument("--command", default="PING", help="--section custom: the command to measure")
+    ap.add_argument("--load", default=None, help="--section custom: load command run first")
+    ap.add_argument("--bench-args", default="-c 64", help="--section custom: resp-benchmark arguments")
     ap.add_argument("--output", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     args = ap.parse_args()
 
@@ -522,7 +525,13 @@ def main():
         return main_memory(args)
     if args.section == "scaling":
         return main_scaling(args)
+    if args.section == "custom":
+        # One ad-hoc case, for looking into a row: --command, optional --load, --bench-args.
+        custom = [("custom", args.load, args.command, args.bench_args.split())]
+        if args.load:
+            custom[0] += (int(re.search(r"sequence (\d+)", args.load).group(1)),)
     cases = {
+        "custom": custom if args.section == "custom" else [],
         "core": CORE_CASES,
         "collections": COLLECTION_CASES,
         "scripting": SCRIPTING_CASES,
