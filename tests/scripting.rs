@@ -487,10 +487,21 @@ fn libraries_are_available() {
 
 #[test]
 fn busy_script_then_script_kill() {
+    busy_script_then_script_kill_with(&["--threads", "2"]);
+}
+
+/// With one worker thread the script occupies it: a spare worker must take
+/// the new connection that answers -BUSY and sends SCRIPT KILL.
+#[test]
+fn busy_script_then_script_kill_with_one_worker_thread() {
+    busy_script_then_script_kill_with(&["--threads", "1"]);
+}
+
+fn busy_script_then_script_kill_with(tessera_args: &[&str]) {
     let s = if common::target_is_redis() {
         TestServer::start()
     } else {
-        TestServer::start_with(&["--threads", "2"])
+        TestServer::start_with(tessera_args)
     };
     let mut admin = s.raw();
     admin.call(&["CONFIG", "SET", "busy-reply-threshold", "100"]);

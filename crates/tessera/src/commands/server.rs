@@ -491,7 +491,7 @@ fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
                 (unix_ms() / 1000) & 0xff_ffff,
                 srv.executable,
                 srv.config_file.clone().unwrap_or_default(),
-                (srv.workers.len() > 1) as u8,
+                (srv.worker_threads > 1) as u8,
             );
         }
         "clients" => {

@@ -44,7 +44,13 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
         n => n,
     };
     let ncmds = crate::commands::command_count_with_subs();
-    let workers: Vec<Arc<WorkerStats>> = (0..threads)
+    // A worker runs a script to its end before it serves anyone else. With
+    // one worker, a script past busy-reply-threshold would leave nobody to
+    // answer new clients (-BUSY, SCRIPT KILL, SHUTDOWN NOSAVE), so a spare
+    // worker, idle otherwise, takes the connections accepted meanwhile. With
+    // more, the acceptor steers new connections to another regular worker.
+    let spare = usize::from(threads == 1);
+    let workers: Vec<Arc<WorkerStats>> = (0..threads + spare)
         .map(|_| Arc::new(WorkerStats::new(ncmds)))
         .collect();
     let run_id: String = {
@@ -66,6 +72,7 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
         clients: Default::default(),
         blocking: Default::default(),
         workers: workers.clone(),
+        worker_threads: threads,
         acceptor: Arc::new(WorkerStats::new(ncmds)),
         started: Instant::now(),
         started_unix_ms: unix_ms(),
@@ -107,7 +114,11 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
         senders.push(tx);
         let srv = srv.clone();
         std::thread::Builder::new()
-            .name(format!("tessera-worker-{i}"))
+            .name(if i < threads {
+                format!("tessera-worker-{i}")
+            } else {
+                "tessera-spare".to_string()
+            })
             .spawn(move || worker_main(srv, w, i, threads, rx))
             .map_err(|e| format!("cannot start worker thread: {e}"))?;
     }
@@ -367,10 +378,11 @@ fn accept_loop(
             }
             let _ = s.set_nodelay(true);
             let id = srv.clients.next_id();
-            let mut w = next % senders.len();
+            let mut w = next % srv.worker_threads;
             next = next.wrapping_add(1);
-            // A worker stuck in a busy script cannot serve anyone;
-            // new clients (SCRIPT KILL!) go elsewhere.
+            // A worker stuck in a busy script cannot serve anyone; new
+            // clients (SCRIPT KILL!) go to the next worker, the spare one
+            // when there is a single regular worker.
             if w == srv.scripts.busy_worker.load(Relaxed) && senders.len() > 1 {
                 w = (w + 1) % senders.len();
             }
@@ -452,7 +464,11 @@ fn worker_main(
         }
     };
     rt.block_on(async move {
-        tokio::spawn(active_expire_loop(srv.clone(), index, nworkers));
+        // The spare worker (index == nworkers) leaves active expiry to the
+        // regular ones.
+        if index < nworkers {
+            tokio::spawn(active_expire_loop(srv.clone(), index, nworkers));
+        }
         while let Some((s, id)) = rx.recv().await {
             if s.set_nonblocking(true).is_err() {
                 continue;

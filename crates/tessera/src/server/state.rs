@@ -106,7 +106,11 @@ pub struct ServerState {
     pub keyspace: Keyspace,
     pub clients: ClientRegistry,
     pub blocking: super::blocking::BlockingRegistry,
+    /// Every worker's counters: the `worker_threads` regular workers, then
+    /// the spare one when there is one (see `server::run`).
     pub workers: Vec<Arc<WorkerStats>>,
+    /// Workers that new connections are spread over (`--threads`).
+    pub worker_threads: usize,
     /// Counters of the accepting thread.
     pub acceptor: Arc<WorkerStats>,
     pub started: Instant,
