@@ -21,6 +21,7 @@ import select
 import threading
 import os
 import re
+import shlex
 import shutil
 import socket
 import statistics
@@ -117,6 +118,20 @@ SETUP = {
 SUBSCRIBERS = {"PUBLISH, 1 subscriber": 1, "PUBLISH, 100 subscribers": 100}
 
 LINE = re.compile(r"qps: (\d+), conn: \d+, cnt: (\d+), avg: ([\d.]+)ms, p99: ([\d.]+)ms")
+
+
+def invocation():
+    """The command line that produced a table, as it can be re-run (minus
+    where the table was written and whether the server was rebuilt)."""
+    argv, skip = [], False
+    for a in sys.argv[1:]:
+        if skip:
+            skip = False
+        elif a == "--output":
+            skip = True
+        elif not a.startswith("--output=") and a != "--no-build":
+            argv.append(a)
+    return "`" + shlex.join(["python3", "scripts/bench.py"] + argv) + "`"
 
 
 def free_port():
@@ -306,10 +321,7 @@ def main_load(args):
         q, p99, p999, mx = results[kind]
         print(f"{kind:<8} load qps={q:.0f} probe p99={p99:.3f}ms p99.9={p999:.3f}ms max={mx:.3f}ms", flush=True)
     table = [
-        f"Measured {time.strftime('%Y-%m-%d')} on a {os.cpu_count()}-core machine: "
-        f"`python3 scripts/bench.py --section load --keys {keys}"
-        + (f" --probe-core {args.probe_core}" if args.probe_core else "")
-        + "`. "
+        f"Measured {time.strftime('%Y-%m-%d')} on a {os.cpu_count()}-core machine: {invocation()}. "
         f"Each server (pinned to core {args.server_core}) is loaded with `resp-benchmark --load -c 64 -P 16 -n {keys} "
         f"\"SET {{key sequence {keys}}} {{value 64}}\"` (client on core(s) {args.client_cores}) while a probe on its own "
         f"connection (pinned to core {args.probe_core or args.client_cores}) sends one GET every 0.5 ms and records "
@@ -352,7 +364,7 @@ def main_conns(args):
         finally:
             srv.stop()
     table = [
-        f"Measured {time.strftime('%Y-%m-%d')}: `python3 scripts/bench.py --section conns --idle {args.idle}`. "
+        f"Measured {time.strftime('%Y-%m-%d')}: {invocation()}. "
         f"`resp-benchmark -c 64 -s {args.seconds} \"GET {{key uniform 100000}}\"` alone, then again while "
         f"{args.idle} extra idle connections are held open (each checked to answer PING).",
         "",
@@ -410,9 +422,7 @@ def main_scaling(args):
             print(f"{label:<18} {name:<28} qps={qps:>9} avg={avg:.3f}ms p99={p99:.3f}ms cores busy={busy:.2f}",
                   flush=True)
     table = [
-        f"Measured {time.strftime('%Y-%m-%d')} on a {os.cpu_count()}-core machine: "
-        f"`python3 scripts/bench.py --section scaling --scale-threads {args.scale_threads} "
-        f"--client-cores {args.client_cores} --seconds {args.seconds}`. A server given N cores is pinned to cores "
+        f"Measured {time.strftime('%Y-%m-%d')} on a {os.cpu_count()}-core machine: {invocation()}. A server given N cores is pinned to cores "
         f"0..N-1 (Tessera `--threads N`; redis-server with `--io-threads N --io-threads-do-reads yes`, or as released "
         f"on one core); resp-benchmark 0.1.7 runs on cores {args.client_cores}. \"cores busy\" is the server's CPU "
         "time divided by wall time: when it is well below N the client, not the server, was the limit.",
@@ -475,7 +485,7 @@ def main_memory(args):
         print(label, res, flush=True)
         rows.append((label, load, n, res))
     table = [
-        f"Measured {time.strftime('%Y-%m-%d')}: `python3 scripts/bench.py --section memory --scale {args.scale}`. "
+        f"Measured {time.strftime('%Y-%m-%d')}: {invocation()}. "
         "Each data set is loaded into a fresh server with `resp-benchmark --load -c 64 -P 16 -n N \"<command>\"`; "
         "INFO memory is read 2 s later.",
         "",
@@ -503,7 +513,7 @@ def main():
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--keys", type=int, default=10_000_000, help="keys for --section load")
     ap.add_argument("--probe-core", default=None, help="pin the --section load probe to this core")
-    ap.add_argument("--only", default=None, help="--section memory: only data sets whose label contains this")
+    ap.add_argument("--only", default=None, help="only the cases (or --section memory data sets) whose label contains this")
     ap.add_argument("--scale", type=float, default=1.0, help="data-set size factor for --section memory")
     ap.add_argument("--doc-section", default=None,
                     help="write the table into this docs section instead of the one named by --section")
@@ -511,6 +521,8 @@ def main():
     ap.add_argument("--idle", type=int, default=10_000, help="idle connections for --section conns")
     ap.add_argument("--command", default="PING", help="--section custom: the command to measure")
     ap.add_argument("--load", default=None, help="--section custom: load command run first")
+    ap.add_argument("--load-count", type=int, default=None,
+                    help="--section custom: requests the load sends (default: N of its first {key sequence N})")
     ap.add_argument("--bench-args", default="-c 64", help="--section custom: resp-benchmark arguments")
     ap.add_argument("--output", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     args = ap.parse_args()
@@ -529,7 +541,10 @@ def main():
         # One ad-hoc case, for looking into a row: --command, optional --load, --bench-args.
         custom = [("custom", args.load, args.command, args.bench_args.split())]
         if args.load:
-            custom[0] += (int(re.search(r"sequence (\d+)", args.load).group(1)),)
+            seq = re.search(r"sequence (\d+)", args.load)
+            if args.load_count is None and seq is None:
+                sys.exit("--section custom: give --load-count for a --load without {key sequence N}")
+            custom[0] += (args.load_count or int(seq.group(1)),)
     cases = {
         "custom": custom if args.section == "custom" else [],
         "core": CORE_CASES,
@@ -556,7 +571,7 @@ def main():
         f"Measured {time.strftime('%Y-%m-%d')} on this machine ({os.cpu_count()} cores): servers pinned to core {args.server_core} "
         f"(Tessera `--threads {args.threads}`), resp-benchmark 0.1.7 pinned to core(s) {args.client_cores}, "
         f"{args.seconds} s per run, median of {args.rounds} rounds alternating which server runs first. "
-        f"Produced by `python3 scripts/bench.py --section {args.section} --seconds {args.seconds} --rounds {args.rounds}`.",
+        f"Produced by {invocation()}.",
         "",
         "| case | resp-benchmark command | redis QPS | Tessera QPS | QPS ratio | redis avg / p99 ms | Tessera avg / p99 ms | redis CPU µs/req | Tessera CPU µs/req | per-core capacity ratio |",
         "| --- | --- | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: |",
@@ -573,7 +588,8 @@ def main():
         table.append(
             f"| {label} | {cmdline} | {r[0]:.0f} | {t[0]:.0f} | {ratio:.2f}x | {r[1]:.3f} / {r[2]:.3f} | {t[1]:.3f} / {t[2]:.3f} | {r[3]:.2f} | {t[3]:.2f} | {capacity:.2f}x |"
         )
-    write_section(args.output, args.doc_section or args.section, "\n".join(table))
+    if args.section != "custom" or args.doc_section:
+        write_section(args.output, args.doc_section or args.section, "\n".join(table))
     print("\n".join(table))
 
 

@@ -20,7 +20,7 @@ prepare() {
     objcopy --strip-debug target/release/tessera-server "$BIN/tessera-server"
     cp "$(readlink -f "$(command -v redis-server)")" "$BIN/redis-server.bin"
     # redis-server's own libraries travel with it; glibc is the machine's.
-    ldd "$BIN/redis-server.bin" | awk '/=> \// {print $3}' | grep -v -E '/(libc|libm|libpthread|libdl|ld-linux[^/]*)\.so' |
+    ldd "$BIN/redis-server.bin" | awk '/=> \// {print $3}' | grep -v -E '/(libc|libm|libpthread|libdl|librt|libresolv|libutil|libnss[^/]*|ld-linux[^/]*)\.so' |
         xargs -I{} cp {} "$BIN/lib/"
     printf '#!/bin/sh\nd=$(dirname "$0")\nLD_LIBRARY_PATH=$d/lib exec "$d/redis-server.bin" "$@"\n' >"$BIN/redis-server"
     chmod +x "$BIN/redis-server"
@@ -51,6 +51,7 @@ run() {
         "--section scaling --scale-threads $threads --seconds $secs"
         "--section core --doc-section core-many --rounds 1 --seconds $secs"
         "--section load --doc-section load-many --probe-core ${PROBE_CORE:-4} --keys $keys"
+        "--section load --doc-section load-many-threads ${THREADED_LOAD:---server-core 0-7 --threads 8 --client-cores 8-14 --probe-core 15} --keys $keys"
         "--section collections --doc-section collections-many --rounds 1 --seconds $secs"
         "--section types --doc-section types-many --rounds 1 --seconds $secs"
     )

@@ -47,7 +47,7 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
     // A worker runs a script to its end before it serves anyone else. With
     // one worker, a script past busy-reply-threshold would leave nobody to
     // answer new clients (-BUSY, SCRIPT KILL, SHUTDOWN NOSAVE), so a spare
-    // worker, idle otherwise, takes the connections accepted meanwhile. With
+    // worker takes the connections accepted meanwhile (and keeps them). With
     // more, the acceptor steers new connections to another regular worker.
     let spare = usize::from(threads == 1);
     let workers: Vec<Arc<WorkerStats>> = (0..threads + spare)
