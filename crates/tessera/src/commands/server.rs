@@ -475,11 +475,10 @@ fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
             let uptime = srv.uptime_secs();
             let _ = write!(
                 t,
-                "# Server\r\nredis_version:{}\r\ntessera_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:64\r\nmonotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nprocess_supervised:no\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nlru_clock:{}\r\nexecutable:{}\r\nconfig_file:{}\r\nio_threads_active:{}\r\n",
+                "# Server\r\nredis_version:{}\r\ntessera_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\nos:{}\r\narch_bits:64\r\nmonotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nprocess_supervised:no\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nlru_clock:{}\r\nexecutable:{}\r\nconfig_file:{}\r\nio_threads_active:{}\r\n",
                 crate::REDIS_COMPAT_VERSION,
                 crate::TESSERA_VERSION,
-                std::env::consts::OS,
-                std::env::consts::ARCH,
+                os_name(),
                 std::process::id(),
                 srv.run_id,
                 srv.port.load(std::sync::atomic::Ordering::Relaxed),
@@ -506,40 +505,79 @@ fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
         }
         "memory" => {
             let used = srv.used_memory_now();
-            let lua_mem = crate::scripting::lua_memory();
-            let nfuncs = srv.scripts.libraries.lock().function_count();
+            let lua_mem = crate::scripting::lua_memory() as u64;
+            let (nfuncs, nlibs, functions_mem) = {
+                let libs = srv.scripts.libraries.lock();
+                let code: usize = libs
+                    .libs
+                    .values()
+                    .map(|l| l.name.len() + l.code.len())
+                    .sum();
+                (libs.function_count(), libs.libs.len(), code as u64)
+            };
+            let scripts_mem = srv.scripts.memory() as u64;
             let rss = crate::server::memory::rss_bytes();
             let (allocated, active, resident, _mapped, _retained) =
                 crate::server::memory::allocator_stats();
             let peak = srv.peak_memory.load(Relaxed).max(used);
+            let startup = srv.startup_memory.load(Relaxed).min(used);
+            let clients_mem: u64 = srv
+                .clients
+                .snapshot()
+                .iter()
+                .map(|c| {
+                    (c.qbuf.load(Relaxed) + c.qbuf_free.load(Relaxed) + c.omem.load(Relaxed)) as u64
+                })
+                .sum();
+            // As Redis counts it: what the server needs besides the data
+            // (start-up allocations, client buffers, script caches, and the
+            // keyspace's own tables).
+            let overhead = (startup
+                + lua_mem
+                + clients_mem
+                + scripts_mem
+                + functions_mem
+                + srv.keyspace.structure_bytes())
+            .min(used);
+            let dataset = used - overhead;
+            let net = used.saturating_sub(startup).max(1);
+            let ratio = |a: u64, b: u64| if b > 0 { a as f64 / b as f64 } else { 1.0 };
+            let diff = |a: u64, b: u64| a as i64 - b as i64;
             let _ = write!(
                 t,
-                "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\nused_memory_dataset:{used}\r\nallocator_allocated:{allocated}\r\nallocator_active:{active}\r\nallocator_resident:{resident}\r\ntotal_system_memory:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_allocator:jemalloc\r\nlazyfree_pending_objects:{}\r\nlazyfreed_objects:{}\r\nused_memory_lua:{}\r\nused_memory_lua_human:{}\r\nused_memory_scripts_eval:{}\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:{}\r\nused_memory_scripts:{}\r\nused_memory_scripts_human:{}\r\n",
+                "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\nused_memory_overhead:{overhead}\r\nused_memory_startup:{startup}\r\nused_memory_dataset:{dataset}\r\nused_memory_dataset_perc:{:.2}%\r\nallocator_allocated:{allocated}\r\nallocator_active:{active}\r\nallocator_resident:{resident}\r\ntotal_system_memory:{}\r\ntotal_system_memory_human:{}\r\nused_memory_lua:{lua_mem}\r\nused_memory_vm_eval:{lua_mem}\r\nused_memory_lua_human:{}\r\nused_memory_scripts_eval:{scripts_mem}\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:{nfuncs}\r\nnumber_of_libraries:{nlibs}\r\nused_memory_vm_functions:0\r\nused_memory_vm_total:{lua_mem}\r\nused_memory_vm_total_human:{}\r\nused_memory_functions:{functions_mem}\r\nused_memory_scripts:{}\r\nused_memory_scripts_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:{:.2}\r\nrss_overhead_bytes:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_not_counted_for_evict:0\r\nmem_replication_backlog:0\r\nmem_total_replication_buffers:0\r\nmem_clients_slaves:0\r\nmem_clients_normal:{clients_mem}\r\nmem_cluster_links:0\r\nmem_aof_buffer:0\r\nmem_allocator:{}\r\nactive_defrag_running:0\r\nlazyfree_pending_objects:{}\r\nlazyfreed_objects:{}\r\n",
                 human(used),
                 human(rss),
                 human(peak),
                 if peak > 0 { used as f64 * 100.0 / peak as f64 } else { 100.0 },
+                dataset as f64 * 100.0 / net as f64,
                 total_system_memory(),
+                human(total_system_memory()),
+                human(lua_mem),
+                srv.scripts.count(),
+                human(lua_mem),
+                scripts_mem + functions_mem,
+                human(scripts_mem + functions_mem),
                 cfg.maxmemory(),
                 human(cfg.maxmemory()),
                 policy_name(ctx),
-                if allocated > 0 { active as f64 / allocated as f64 } else { 1.0 },
-                if used > 0 { rss as f64 / used as f64 } else { 1.0 },
+                ratio(active, allocated),
+                diff(active, allocated),
+                ratio(resident, active),
+                diff(resident, active),
+                ratio(rss, resident),
+                diff(rss, resident),
+                ratio(rss, used),
+                diff(rss, used),
+                allocator_name(),
                 crate::server::lazyfree::pending(),
                 crate::server::lazyfree::freed(),
-                lua_mem,
-                human(lua_mem as u64),
-                srv.scripts.memory(),
-                srv.scripts.count(),
-                nfuncs,
-                srv.scripts.memory(),
-                human(srv.scripts.memory() as u64),
             );
         }
         "persistence" => {
             let _ = write!(
                 t,
-                "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\nrdb_last_bgsave_time_sec:-1\r\nrdb_current_bgsave_time_sec:-1\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_last_write_status:ok\r\n",
+                "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\nrdb_last_bgsave_time_sec:-1\r\nrdb_current_bgsave_time_sec:-1\r\nrdb_saves:0\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:0\r\nrdb_last_load_keys_loaded:0\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
                 srv.lastsave_s.load(Relaxed)
             );
         }
@@ -549,7 +587,7 @@ fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
             let total = |f: fn(&crate::server::stats::WorkerStats) -> u64| srv.stat_total(f);
             let _ = write!(
                 t,
-                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\ntotal_error_replies:{}\r\n",
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\ninstantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\nexpire_cycle_cpu_milliseconds:0\r\nevicted_keys:{}\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\n",
                 total(|w| w.connections_received.get()),
                 total(|w| w.commands_processed.get()),
                 ops,
@@ -569,6 +607,8 @@ fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
                 srv.tracking.tracked_keys(),
                 srv.tracking.prefix_count(),
                 error_totals(ctx).values().sum::<u64>(),
+                total(|w| w.reads_processed.get()),
+                total(|w| w.writes_processed.get()),
             );
         }
         "replication" => {
@@ -580,9 +620,12 @@ fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
         }
         "cpu" => {
             let (us, sy) = cpu_times();
+            // Redis's main thread runs every command; here the worker
+            // threads do, so their sum stands in for it.
+            let (mus, msy) = worker_cpu_times();
             let _ = write!(
                 t,
-                "# CPU\r\nused_cpu_sys:{sy:.6}\r\nused_cpu_user:{us:.6}\r\nused_cpu_sys_children:0.000000\r\nused_cpu_user_children:0.000000\r\n"
+                "# CPU\r\nused_cpu_sys:{sy:.6}\r\nused_cpu_user:{us:.6}\r\nused_cpu_sys_children:0.000000\r\nused_cpu_user_children:0.000000\r\nused_cpu_sys_main_thread:{msy:.6}\r\nused_cpu_user_main_thread:{mus:.6}\r\n"
             );
         }
         "modules" => t.push_str("# Modules\r\n"),
@@ -717,6 +760,68 @@ fn total_system_memory() -> u64 {
         })
         .map(|kb| kb * 1024)
         .unwrap_or(0)
+}
+
+/// (user, system) seconds of the worker threads, from /proc.
+fn worker_cpu_times() -> (f64, f64) {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return (0.0, 0.0);
+    };
+    // SAFETY: sysconf only reads its integer argument.
+    let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let (mut user, mut sys) = (0u64, 0u64);
+    for task in tasks.flatten() {
+        let path = task.path();
+        let is_worker = std::fs::read_to_string(path.join("comm"))
+            .is_ok_and(|c| c.starts_with("tessera-worker") || c.starts_with("tessera-spare"));
+        if !is_worker {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(path.join("stat")) else {
+            continue;
+        };
+        // Fields after the parenthesised name: state is the first; utime
+        // and stime are the 12th and 13th.
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        user += fields.get(11).and_then(|v| v.parse().ok()).unwrap_or(0);
+        sys += fields.get(12).and_then(|v| v.parse().ok()).unwrap_or(0);
+    }
+    (user as f64 / tick, sys as f64 / tick)
+}
+
+/// The kernel's name, release and machine, as Redis's INFO `os` shows them.
+fn os_name() -> String {
+    // SAFETY: uname fills the zeroed struct we own and nothing else.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid pointer to an owned utsname.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return format!("{} {}", std::env::consts::OS, std::env::consts::ARCH);
+    }
+    let field = |f: &[libc::c_char]| {
+        let bytes: Vec<u8> = f
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    format!(
+        "{} {} {}",
+        field(&u.sysname),
+        field(&u.release),
+        field(&u.machine)
+    )
+}
+
+/// "jemalloc-<version>", as Redis names its allocator.
+fn allocator_name() -> String {
+    match tikv_jemalloc_ctl::version::read() {
+        Ok(v) => format!("jemalloc-{}", v.split('-').next().unwrap_or(v)),
+        Err(_) => "jemalloc".to_string(),
+    }
 }
 
 fn cpu_times() -> (f64, f64) {

@@ -365,6 +365,18 @@ impl Keyspace {
         counts
     }
 
+    /// Bytes the tables themselves take (slots, indices, expiry index),
+    /// not counting the keys' and values' own allocations: INFO's share of
+    /// used_memory_overhead for the keyspace, as Redis counts its dicts.
+    pub fn structure_bytes(&self) -> u64 {
+        (0..NUM_SHARDS)
+            .map(|i| {
+                let shard = self.lock_shard(i);
+                shard.dbs.iter().map(Table::structure_bytes).sum::<u64>()
+            })
+            .sum()
+    }
+
     pub fn stats(&self) -> TableStats {
         let mut total = TableStats::default();
         for i in 0..NUM_SHARDS {

@@ -129,6 +129,7 @@ async fn run(
                 None => return Ok(()),
             }
         };
+        client.worker.reads_processed.add(1);
         if n == 0 {
             return Ok(());
         }
@@ -234,6 +235,7 @@ async fn flush(client: &Client, out: &mut ReplyBuf, stream: &mut TcpStream) -> s
         return Ok(());
     }
     stream.write_all(&out.buf).await?;
+    client.worker.writes_processed.add(1);
     client.worker.net_output_bytes.add(out.buf.len() as u64);
     client
         .info
@@ -313,6 +315,7 @@ async fn wait_blocked(
             r = read_more(stream, rbuf) => match r {
                 // Input while blocked is kept for after the unblock.
                 Ok(n) if n > 0 => {
+                    client.worker.reads_processed.add(1);
                     client.worker.net_input_bytes.add(n as u64);
                     if rbuf.len() as u64 > srv.config.client_query_buffer_limit() {
                         break Ok(false);

@@ -73,6 +73,7 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
         blocking: Default::default(),
         workers: workers.clone(),
         worker_threads: threads,
+        startup_memory: AtomicU64::new(0),
         acceptor: Arc::new(WorkerStats::new(ncmds)),
         started: Instant::now(),
         started_unix_ms: unix_ms(),
@@ -109,7 +110,9 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
     ));
 
     let mut senders = Vec::new();
+    let (started_tx, started_rx) = std::sync::mpsc::channel::<()>();
     for (i, w) in workers.into_iter().enumerate() {
+        let started = started_tx.clone();
         let (tx, rx) = mpsc::unbounded_channel::<(std::net::TcpStream, u64)>();
         senders.push(tx);
         let srv = srv.clone();
@@ -119,7 +122,7 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
             } else {
                 "tessera-spare".to_string()
             })
-            .spawn(move || worker_main(srv, w, i, threads, rx))
+            .spawn(move || worker_main(srv, w, i, threads, rx, started))
             .map_err(|e| format!("cannot start worker thread: {e}"))?;
     }
 
@@ -128,6 +131,11 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
             log::warning(&format!("Failed to write PID file {pidfile}: {e}"));
         }
     }
+    // used_memory_startup: once every worker has its event loop, before any
+    // client or data.
+    drop(started_tx);
+    while started_rx.recv().is_ok() {}
+    srv.startup_memory.store(memory::allocated_bytes(), Relaxed);
     log::notice("Ready to accept connections tcp");
     accept_loop(srv, listeners, senders);
     Ok(())
@@ -452,6 +460,7 @@ fn worker_main(
     index: usize,
     nworkers: usize,
     mut rx: mpsc::UnboundedReceiver<(std::net::TcpStream, u64)>,
+    started: std::sync::mpsc::Sender<()>,
 ) {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -463,6 +472,7 @@ fn worker_main(
             return;
         }
     };
+    drop(started);
     rt.block_on(async move {
         // The spare worker (index == nworkers) leaves active expiry to the
         // regular ones.

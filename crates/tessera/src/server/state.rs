@@ -109,6 +109,9 @@ pub struct ServerState {
     /// Every worker's counters: the `worker_threads` regular workers, then
     /// the spare one when there is one (see `server::run`).
     pub workers: Vec<Arc<WorkerStats>>,
+    /// Bytes allocated once the server was set up, before any client
+    /// (INFO used_memory_startup).
+    pub startup_memory: AtomicU64,
     /// Workers that new connections are spread over (`--threads`).
     pub worker_threads: usize,
     /// Counters of the accepting thread.

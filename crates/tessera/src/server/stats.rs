@@ -130,6 +130,9 @@ pub struct WorkerStats {
     pub connections_received: OwnedCounter,
     pub rejected_connections: OwnedCounter,
     pub evicted_keys: OwnedCounter,
+    /// Socket reads and reply writes (INFO total_reads/writes_processed).
+    pub reads_processed: OwnedCounter,
+    pub writes_processed: OwnedCounter,
 }
 
 impl WorkerStats {
@@ -143,6 +146,8 @@ impl WorkerStats {
             connections_received: OwnedCounter::default(),
             rejected_connections: OwnedCounter::default(),
             evicted_keys: OwnedCounter::default(),
+            reads_processed: OwnedCounter::default(),
+            writes_processed: OwnedCounter::default(),
         }
     }
 
@@ -165,5 +170,7 @@ impl WorkerStats {
         self.connections_received.reset();
         self.rejected_connections.reset();
         self.evicted_keys.reset();
+        self.reads_processed.reset();
+        self.writes_processed.reset();
     }
 }
