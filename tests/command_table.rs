@@ -308,7 +308,7 @@ fn plain_command_matches_redis() {
     }
 }
 
-/// COMMAND GETKEYS on representative invocations, and on a synthetic one per listed command
+/// COMMAND GETKEYS and GETKEYSANDFLAGS on representative invocations, and on a synthetic one per listed command
 /// (its minimum arity's worth of arguments, and a few more for variadic commands).
 #[test]
 fn command_getkeys_matches_redis() {
@@ -375,19 +375,39 @@ fn command_getkeys_matches_redis() {
             cases.push(base);
         }
     }
+    cases.extend(
+        [
+            "SET k v GET",
+            "BITFIELD k GET u8 0",
+            "BITFIELD k OVERFLOW SAT GET u8 0",
+            "BITFIELD k SET u8 0 1",
+            "BITFIELD k nosuch",
+            "SORT k BY x STORE d",
+            "SORT k STORE x STORE y",
+            "EVAL s 2 a b",
+            "XREAD COUNT 2 STREAMS a b 0 0",
+            "GEORADIUS k 1 2 3 km STORE d",
+            "ZUNIONSTORE d 2 a b",
+            "LMOVE a b LEFT RIGHT",
+        ]
+        .iter()
+        .map(|c| c.split(' ').map(str::to_string).collect()),
+    );
     let mut errors = Vec::new();
-    for case in &cases {
-        let mut args = vec!["COMMAND".to_string(), "GETKEYS".to_string()];
-        args.extend(case.iter().cloned());
-        let t = s.t.call(&args);
-        let r = s.r.call(&args);
-        if t != r {
-            errors.push(format!(
-                "COMMAND GETKEYS {}:\n  tessera: {}\n  redis:   {}",
-                case.join(" "),
-                fmt_frame(&t),
-                fmt_frame(&r)
-            ));
+    for sub in ["GETKEYS", "GETKEYSANDFLAGS"] {
+        for case in &cases {
+            let mut args = vec!["COMMAND".to_string(), sub.to_string()];
+            args.extend(case.iter().cloned());
+            let t = s.t.call(&args);
+            let r = s.r.call(&args);
+            if t != r {
+                errors.push(format!(
+                    "COMMAND {sub} {}:\n  tessera: {}\n  redis:   {}",
+                    case.join(" "),
+                    fmt_frame(&t),
+                    fmt_frame(&r)
+                ));
+            }
         }
     }
     assert!(errors.is_empty(), "{}", errors.join("\n"));
@@ -410,6 +430,10 @@ fn lookups_match_redis() {
             "COMMAND DOCS config|nosuch",
             "COMMAND GETKEYS command",
             "COMMAND GETKEYS command count",
+            "COMMAND GETKEYSANDFLAGS command",
+            "COMMAND GETKEYSANDFLAGS set k v get",
+            "COMMAND GETKEYSANDFLAGS lmove a b left right",
+            "COMMAND GETKEYSANDFLAGS nosuch k",
         ] {
             let args: Vec<&str> = cmd.split(' ').collect();
             let t = s.t.call(&args);

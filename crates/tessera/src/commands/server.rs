@@ -245,6 +245,16 @@ static COMMAND_SUBS: &[CommandSpec] = &[
     .acl(acl::CONNECTION)
     .complexity("O(N) where N is the number of arguments to the command"),
     cmd(
+        "getkeysandflags",
+        -4,
+        LOADING | STALE,
+        "7.0.0",
+        "Extracts the key names from an arbitrary command, each with how the command uses it.",
+        command_getkeysandflags,
+    )
+    .acl(acl::CONNECTION)
+    .complexity("O(N) where N is the number of arguments to the command"),
+    cmd(
         "help",
         2,
         LOADING | STALE,
@@ -1272,6 +1282,96 @@ fn command_docs(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn command_getkeys(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let target = &args[2..];
+    let Some((_, idx)) = resolve_keys(ctx, target)? else {
+        return Ok(());
+    };
+    ctx.out.array(idx.len());
+    for i in idx {
+        ctx.out.bulk(target[i]);
+    }
+    Ok(())
+}
+
+fn command_getkeysandflags(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let target = &args[2..];
+    let Some((c, idx)) = resolve_keys(ctx, target)? else {
+        return Ok(());
+    };
+    ctx.out.array(idx.len());
+    for i in idx {
+        ctx.out.array(2);
+        ctx.out.bulk(target[i]);
+        let flags = key_flags(c, target, i);
+        let names: Vec<&str> = ksflags::NAMES
+            .iter()
+            .filter(|(b, _)| flags & b != 0)
+            .map(|(_, n)| *n)
+            .collect();
+        ctx.out.set(names.len());
+        for n in names {
+            ctx.out.simple(n.as_bytes());
+        }
+    }
+    Ok(())
+}
+
+/// How `cmd` uses its key at argument `pos`. Where a key spec's flags
+/// depend on other arguments (SET's GET, BITFIELD's subcommands) or the
+/// specs cannot find every key (SORT's STORE), the flags are worked out
+/// from the arguments as Redis's key extraction does; otherwise they are
+/// those of the spec that finds the key.
+fn key_flags(cmd: &CommandSpec, args: &[&[u8]], pos: usize) -> u16 {
+    match cmd.name {
+        "set" => {
+            if args.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"get")) {
+                RW | ACCESS | UPDATE
+            } else {
+                OW | UPDATE
+            }
+        }
+        "bitfield" => {
+            // Read-only when every operation is a GET (OVERFLOW aside);
+            // anything else, a syntax error included, counts as a write.
+            let mut i = 2;
+            let mut read_only = true;
+            while i < args.len() {
+                let left = args.len() - i - 1;
+                if eq_ic(args[i], "get") && left >= 2 {
+                    i += 3;
+                } else if eq_ic(args[i], "overflow") && left >= 1 {
+                    i += 2;
+                } else {
+                    read_only = false;
+                    break;
+                }
+            }
+            if read_only {
+                RO | ACCESS
+            } else {
+                RW | ACCESS | UPDATE
+            }
+        }
+        "sort" if pos == 1 => RO | ACCESS,
+        "sort" => OW | UPDATE,
+        _ => cmd
+            .key_specs
+            .iter()
+            .find(|spec| {
+                super::meta::key_positions(std::slice::from_ref(*spec), args)
+                    .is_ok_and(|p| p.contains(&pos))
+            })
+            .or(cmd.key_specs.first())
+            .map_or(0, |spec| spec.flags),
+    }
+}
+
+/// The command named by `target` and the positions of its keys, with
+/// COMMAND GETKEYS's errors; `None` when the reply (no keys) was written.
+#[allow(clippy::type_complexity)]
+fn resolve_keys(
+    ctx: &mut Ctx,
+    target: &[&[u8]],
+) -> Result<Option<(&'static CommandSpec, Vec<usize>)>, CmdError> {
     let Some((_, mut c)) = super::lookup(target[0]) else {
         return Err(CmdError::msg("ERR Invalid command specified"));
     };
@@ -1294,15 +1394,11 @@ fn command_getkeys(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if idx.is_empty() {
         if c.has(NO_MANDATORY_KEYS) {
             ctx.out.array(0);
-            return Ok(());
+            return Ok(None);
         }
         return Err(CmdError::msg("ERR The command has no key arguments"));
     }
-    ctx.out.array(idx.len());
-    for i in idx {
-        ctx.out.bulk(target[i]);
-    }
-    Ok(())
+    Ok(Some((c, idx)))
 }
 
 fn command_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
@@ -1322,6 +1418,8 @@ fn command_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
             "    Return documentation details about multiple commands.",
             "GETKEYS <full-command>",
             "    Return the keys from a full command.",
+            "GETKEYSANDFLAGS <full-command>",
+            "    Return the keys from a full command, each with how the command uses it.",
         ],
     )
 }
