@@ -1692,6 +1692,67 @@ fn memory_usage_of_keys() {
     );
 }
 
+/// MEMORY STATS names Redis 7.0's fields in its order, with one entry per
+/// database that holds keys; MEMORY PURGE and MALLOC-STATS answer as
+/// Redis's (jemalloc's own report).
+#[test]
+fn memory_stats_fields_purge_and_malloc_stats() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    ok(&mut raw, &["SET", "a", "1"]);
+    ok(&mut raw, &["SELECT", "3"]);
+    ok(&mut raw, &["SET", "b", "1"]);
+    let names: Vec<String> = pairs(raw.call(&["MEMORY", "STATS"]))
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    let mut expected: Vec<&str> = vec![
+        "peak.allocated",
+        "total.allocated",
+        "startup.allocated",
+        "replication.backlog",
+        "clients.slaves",
+        "clients.normal",
+        "cluster.links",
+        "aof.buffer",
+        "lua.caches",
+        "functions.caches",
+        "db.0",
+        "db.3",
+    ];
+    expected.extend([
+        "overhead.total",
+        "keys.count",
+        "keys.bytes-per-key",
+        "dataset.bytes",
+        "dataset.percentage",
+        "peak.percentage",
+        "allocator.allocated",
+        "allocator.active",
+        "allocator.resident",
+        "allocator-fragmentation.ratio",
+        "allocator-fragmentation.bytes",
+        "allocator-rss.ratio",
+        "allocator-rss.bytes",
+        "rss-overhead.ratio",
+        "rss-overhead.bytes",
+        "fragmentation",
+        "fragmentation.bytes",
+    ]);
+    assert_eq!(names, expected);
+    assert_eq!(raw.call(&["MEMORY", "PURGE"]), simple("OK"));
+    let report = text(raw.call(&["MEMORY", "MALLOC-STATS"]));
+    assert!(
+        report.starts_with("___ Begin jemalloc statistics ___"),
+        "{}",
+        &report[..report.len().min(200)]
+    );
+    assert_eq!(
+        raw.call(&["MEMORY", "PURGE", "x"]),
+        error("ERR wrong number of arguments for 'memory|purge' command")
+    );
+}
+
 #[test]
 fn memory_stats_and_doctor() {
     let s = TestServer::start();

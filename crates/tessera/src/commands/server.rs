@@ -404,6 +404,30 @@ static MEMORY_SUBS: &[CommandSpec] = &[
         "response_policy:special",
     ]),
     cmd(
+        "malloc-stats",
+        2,
+        0,
+        "4.0.0",
+        "Reports the memory allocator's own statistics.",
+        memory_malloc_stats,
+    )
+    .complexity("Depends on how much memory is allocated, could be slow")
+    .tips(&[
+        "nondeterministic_output",
+        "request_policy:all_shards",
+        "response_policy:special",
+    ]),
+    cmd(
+        "purge",
+        2,
+        0,
+        "4.0.0",
+        "Asks the memory allocator to hand unused pages back to the system.",
+        memory_purge,
+    )
+    .complexity("Depends on how much memory is allocated, could be slow")
+    .tips(&["request_policy:all_shards", "response_policy:all_succeeded"]),
+    cmd(
         "help",
         2,
         LOADING | STALE,
@@ -514,71 +538,50 @@ fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
             );
         }
         "memory" => {
-            let used = srv.used_memory_now();
-            let lua_mem = crate::scripting::lua_memory() as u64;
-            let (nfuncs, nlibs, functions_mem) = {
-                let libs = srv.scripts.libraries.lock();
-                let code: usize = libs
-                    .libs
-                    .values()
-                    .map(|l| l.name.len() + l.code.len())
-                    .sum();
-                (libs.function_count(), libs.libs.len(), code as u64)
-            };
-            let scripts_mem = srv.scripts.memory() as u64;
-            let rss = crate::server::memory::rss_bytes();
-            let (allocated, active, resident, _mapped, _retained) =
-                crate::server::memory::allocator_stats();
-            let peak = srv.peak_memory.load(Relaxed).max(used);
-            let startup = srv.startup_memory.load(Relaxed).min(used);
-            let clients_mem: u64 = srv
-                .clients
-                .snapshot()
-                .iter()
-                .map(|c| {
-                    (c.qbuf.load(Relaxed) + c.qbuf_free.load(Relaxed) + c.omem.load(Relaxed)) as u64
-                })
-                .sum();
-            // As Redis counts it: what the server needs besides the data
-            // (start-up allocations, client buffers, script caches, and the
-            // keyspace's own tables).
-            let overhead = (startup
-                + lua_mem
-                + clients_mem
-                + scripts_mem
-                + functions_mem
-                + srv.keyspace.structure_bytes())
-            .min(used);
-            let dataset = used - overhead;
-            let net = used.saturating_sub(startup).max(1);
-            let ratio = |a: u64, b: u64| if b > 0 { a as f64 / b as f64 } else { 1.0 };
-            let diff = |a: u64, b: u64| a as i64 - b as i64;
+            let m = MemoryReport::gather(ctx);
             let _ = write!(
                 t,
-                "# Memory\r\nused_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\nused_memory_overhead:{overhead}\r\nused_memory_startup:{startup}\r\nused_memory_dataset:{dataset}\r\nused_memory_dataset_perc:{:.2}%\r\nallocator_allocated:{allocated}\r\nallocator_active:{active}\r\nallocator_resident:{resident}\r\ntotal_system_memory:{}\r\ntotal_system_memory_human:{}\r\nused_memory_lua:{lua_mem}\r\nused_memory_vm_eval:{lua_mem}\r\nused_memory_lua_human:{}\r\nused_memory_scripts_eval:{scripts_mem}\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:{nfuncs}\r\nnumber_of_libraries:{nlibs}\r\nused_memory_vm_functions:0\r\nused_memory_vm_total:{lua_mem}\r\nused_memory_vm_total_human:{}\r\nused_memory_functions:{functions_mem}\r\nused_memory_scripts:{}\r\nused_memory_scripts_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:{:.2}\r\nrss_overhead_bytes:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_not_counted_for_evict:0\r\nmem_replication_backlog:0\r\nmem_total_replication_buffers:0\r\nmem_clients_slaves:0\r\nmem_clients_normal:{clients_mem}\r\nmem_cluster_links:0\r\nmem_aof_buffer:0\r\nmem_allocator:{}\r\nactive_defrag_running:0\r\nlazyfree_pending_objects:{}\r\nlazyfreed_objects:{}\r\n",
-                human(used),
-                human(rss),
-                human(peak),
-                if peak > 0 { used as f64 * 100.0 / peak as f64 } else { 100.0 },
-                dataset as f64 * 100.0 / net as f64,
+                "# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_rss:{}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\nused_memory_overhead:{}\r\nused_memory_startup:{}\r\nused_memory_dataset:{}\r\nused_memory_dataset_perc:{:.2}%\r\nallocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\ntotal_system_memory:{}\r\ntotal_system_memory_human:{}\r\nused_memory_lua:{}\r\nused_memory_vm_eval:{}\r\nused_memory_lua_human:{}\r\nused_memory_scripts_eval:{}\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:{}\r\nnumber_of_libraries:{}\r\nused_memory_vm_functions:0\r\nused_memory_vm_total:{}\r\nused_memory_vm_total_human:{}\r\nused_memory_functions:{}\r\nused_memory_scripts:{}\r\nused_memory_scripts_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:{:.2}\r\nrss_overhead_bytes:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_not_counted_for_evict:0\r\nmem_replication_backlog:0\r\nmem_total_replication_buffers:0\r\nmem_clients_slaves:0\r\nmem_clients_normal:{}\r\nmem_cluster_links:0\r\nmem_aof_buffer:0\r\nmem_allocator:{}\r\nactive_defrag_running:0\r\nlazyfree_pending_objects:{}\r\nlazyfreed_objects:{}\r\n",
+                m.used,
+                human(m.used),
+                m.rss,
+                human(m.rss),
+                m.peak,
+                human(m.peak),
+                m.peak_perc(),
+                m.overhead(),
+                m.startup,
+                m.dataset(),
+                m.dataset_perc(),
+                m.allocated,
+                m.active,
+                m.resident,
                 total_system_memory(),
                 human(total_system_memory()),
-                human(lua_mem),
-                srv.scripts.count(),
-                human(lua_mem),
-                scripts_mem + functions_mem,
-                human(scripts_mem + functions_mem),
+                m.lua_vm,
+                m.lua_vm,
+                human(m.lua_vm),
+                m.scripts,
+                ctx.srv.scripts.count(),
+                m.functions,
+                m.libraries,
+                m.lua_vm,
+                human(m.lua_vm),
+                m.functions_code,
+                m.scripts + m.functions_code,
+                human(m.scripts + m.functions_code),
                 cfg.maxmemory(),
                 human(cfg.maxmemory()),
                 policy_name(ctx),
-                ratio(active, allocated),
-                diff(active, allocated),
-                ratio(resident, active),
-                diff(resident, active),
-                ratio(rss, resident),
-                diff(rss, resident),
-                ratio(rss, used),
-                diff(rss, used),
+                ratio(m.active, m.allocated),
+                m.active as i64 - m.allocated as i64,
+                ratio(m.resident, m.active),
+                m.resident as i64 - m.active as i64,
+                ratio(m.rss, m.resident),
+                m.rss as i64 - m.resident as i64,
+                ratio(m.rss, m.used),
+                m.rss as i64 - m.used as i64,
+                m.clients,
                 allocator_name(),
                 crate::server::lazyfree::pending(),
                 crate::server::lazyfree::freed(),
@@ -1650,32 +1653,183 @@ fn memory_usage(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn memory_stats(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    let used = ctx.srv.used_memory_now();
-    let peak = ctx.srv.peak_memory.load(Relaxed).max(used);
-    let rss = crate::server::memory::rss_bytes();
-    let (allocated, active, resident, _, _) = crate::server::memory::allocator_stats();
-    let keys: usize = ctx.srv.keyspace.db_counts().iter().map(|c| c.0).sum();
+    let m = MemoryReport::gather(ctx);
     let out = &mut *ctx.out;
-    let fields: Vec<(&str, i64)> = vec![
-        ("peak.allocated", peak as i64),
-        ("total.allocated", used as i64),
-        ("startup.allocated", 0),
-        ("replication.backlog", 0),
-        ("clients.slaves", 0),
-        ("clients.normal", 0),
-        ("aof.buffer", 0),
-        ("keys.count", keys as i64),
-        ("allocator.allocated", allocated as i64),
-        ("allocator.active", active as i64),
-        ("allocator.resident", resident as i64),
-        ("rss", rss as i64),
-    ];
-    out.map(fields.len());
-    for (k, v) in fields {
+    let dbs: Vec<(usize, &crate::keyspace::DbMemory)> = m
+        .dbs
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.keys > 0)
+        .collect();
+    out.map(27 + dbs.len());
+    let int = |out: &mut ReplyBuf, k: &str, v: i64| {
         out.bulk(k.as_bytes());
         out.int(v);
+    };
+    let double = |out: &mut ReplyBuf, k: &str, v: f64| {
+        out.bulk(k.as_bytes());
+        // Redis keeps these ratios as single-precision floats.
+        let mut text = Vec::new();
+        crate::util::numbers::format_f64(v as f32 as f64, &mut text);
+        out.double_text(&text);
+    };
+    int(out, "peak.allocated", m.peak as i64);
+    int(out, "total.allocated", m.used as i64);
+    int(out, "startup.allocated", m.startup as i64);
+    int(out, "replication.backlog", 0);
+    int(out, "clients.slaves", 0);
+    int(out, "clients.normal", m.clients as i64);
+    int(out, "cluster.links", 0);
+    int(out, "aof.buffer", 0);
+    int(out, "lua.caches", m.scripts as i64);
+    int(out, "functions.caches", m.functions_code as i64);
+    for (db, d) in dbs {
+        out.bulk(format!("db.{db}").as_bytes());
+        out.map(3);
+        int(out, "overhead.hashtable.main", d.table_bytes as i64);
+        int(out, "overhead.hashtable.expires", d.expires_bytes as i64);
+        int(out, "overhead.hashtable.slot-to-keys", 0);
     }
+    int(out, "overhead.total", m.overhead() as i64);
+    int(out, "keys.count", m.keys as i64);
+    let net = m.used.saturating_sub(m.startup);
+    int(
+        out,
+        "keys.bytes-per-key",
+        net.checked_div(m.keys).unwrap_or(0) as i64,
+    );
+    int(out, "dataset.bytes", m.dataset() as i64);
+    double(out, "dataset.percentage", m.dataset_perc());
+    double(out, "peak.percentage", m.peak_perc());
+    int(out, "allocator.allocated", m.allocated as i64);
+    int(out, "allocator.active", m.active as i64);
+    int(out, "allocator.resident", m.resident as i64);
+    double(
+        out,
+        "allocator-fragmentation.ratio",
+        ratio(m.active, m.allocated),
+    );
+    int(
+        out,
+        "allocator-fragmentation.bytes",
+        m.active as i64 - m.allocated as i64,
+    );
+    double(out, "allocator-rss.ratio", ratio(m.resident, m.active));
+    int(
+        out,
+        "allocator-rss.bytes",
+        m.resident as i64 - m.active as i64,
+    );
+    double(out, "rss-overhead.ratio", ratio(m.rss, m.resident));
+    int(out, "rss-overhead.bytes", m.rss as i64 - m.resident as i64);
+    double(out, "fragmentation", ratio(m.rss, m.used));
+    int(out, "fragmentation.bytes", m.rss as i64 - m.used as i64);
     Ok(())
+}
+
+/// `a / b`, or 1 when `b` is 0 (Redis's ratios over an empty allocator).
+fn ratio(a: u64, b: u64) -> f64 {
+    if b > 0 {
+        a as f64 / b as f64
+    } else {
+        1.0
+    }
+}
+
+/// Where the memory goes, for INFO memory and MEMORY STATS.
+struct MemoryReport {
+    used: u64,
+    peak: u64,
+    startup: u64,
+    rss: u64,
+    allocated: u64,
+    active: u64,
+    resident: u64,
+    /// Query and reply buffers of the connected clients.
+    clients: u64,
+    /// This thread's Lua state.
+    lua_vm: u64,
+    /// Cached EVAL scripts.
+    scripts: u64,
+    /// Function libraries' names and code.
+    functions_code: u64,
+    functions: usize,
+    libraries: usize,
+    keys: u64,
+    dbs: Vec<crate::keyspace::DbMemory>,
+}
+
+impl MemoryReport {
+    fn gather(ctx: &Ctx) -> MemoryReport {
+        let srv = ctx.srv;
+        let used = srv.used_memory_now();
+        let (allocated, active, resident, _, _) = crate::server::memory::allocator_stats();
+        let (functions, libraries, functions_code) = {
+            let libs = srv.scripts.libraries.lock();
+            let code: usize = libs
+                .libs
+                .values()
+                .map(|l| l.name.len() + l.code.len())
+                .sum();
+            (libs.function_count(), libs.libs.len(), code as u64)
+        };
+        let clients = srv
+            .clients
+            .snapshot()
+            .iter()
+            .map(|c| {
+                (c.qbuf.load(Relaxed) + c.qbuf_free.load(Relaxed) + c.omem.load(Relaxed)) as u64
+            })
+            .sum();
+        let dbs = srv.keyspace.db_memory();
+        MemoryReport {
+            used,
+            peak: srv.peak_memory.load(Relaxed).max(used),
+            startup: srv.startup_memory.load(Relaxed).min(used),
+            rss: crate::server::memory::rss_bytes(),
+            allocated,
+            active,
+            resident,
+            clients,
+            lua_vm: crate::scripting::lua_memory() as u64,
+            scripts: srv.scripts.memory() as u64,
+            functions_code,
+            functions,
+            libraries,
+            keys: dbs.iter().map(|d| d.keys as u64).sum(),
+            dbs,
+        }
+    }
+
+    /// What the server needs besides the data, as Redis counts it:
+    /// start-up allocations, client buffers, Lua and its caches, and the
+    /// keyspace's own tables.
+    fn overhead(&self) -> u64 {
+        let tables: u64 = self
+            .dbs
+            .iter()
+            .map(|d| d.table_bytes + d.expires_bytes)
+            .sum();
+        (self.startup + self.clients + self.lua_vm + self.scripts + self.functions_code + tables)
+            .min(self.used)
+    }
+
+    fn dataset(&self) -> u64 {
+        self.used - self.overhead()
+    }
+
+    fn dataset_perc(&self) -> f64 {
+        let net = self.used.saturating_sub(self.startup).max(1);
+        self.dataset() as f64 * 100.0 / net as f64
+    }
+
+    fn peak_perc(&self) -> f64 {
+        if self.peak > 0 {
+            self.used as f64 * 100.0 / self.peak as f64
+        } else {
+            100.0
+        }
+    }
 }
 
 fn memory_doctor(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
@@ -1689,6 +1843,44 @@ fn memory_doctor(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// jemalloc's statistics report, as text.
+fn memory_malloc_stats(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let mut text = Vec::new();
+    if tikv_jemalloc_ctl::stats_print::stats_print(&mut text, Default::default()).is_err() {
+        text.clear();
+    }
+    ctx.out.verbatim(b"txt", &text);
+    Ok(())
+}
+
+/// Returns every arena's dirty pages to the system at once (jemalloc's
+/// background thread would within a second anyway).
+fn memory_purge(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let Ok(narenas) = tikv_jemalloc_ctl::arenas::narenas::read() else {
+        return Err(CmdError::msg("ERR Error purging dirty pages"));
+    };
+    // Arena index `narenas` addresses all arenas.
+    let Ok(name) = std::ffi::CString::new(format!("arena.{narenas}.purge")) else {
+        return Err(CmdError::msg("ERR Error purging dirty pages"));
+    };
+    // SAFETY: a NUL-terminated control name; "arena.<i>.purge" reads and
+    // writes nothing, so every other pointer is null and the length 0.
+    let rc = unsafe {
+        tikv_jemalloc_sys::mallctl(
+            name.as_ptr(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    if rc != 0 {
+        return Err(CmdError::msg("ERR Error purging dirty pages"));
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
 fn memory_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     help_reply(
         ctx,
@@ -1696,6 +1888,10 @@ fn memory_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         &[
             "DOCTOR",
             "    Return memory problems reports.",
+            "MALLOC-STATS",
+            "    Return the memory allocator's own statistics report.",
+            "PURGE",
+            "    Ask the memory allocator to hand unused pages back to the system.",
             "STATS",
             "    Return information about the memory usage of the server.",
             "USAGE <key> [SAMPLES <count>]",

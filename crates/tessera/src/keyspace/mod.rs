@@ -36,6 +36,16 @@ pub const NUM_SLOTS: usize = 16384;
 /// above any thread count we run with.
 pub const NUM_SHARDS: usize = 1024;
 
+/// One database's keys and the bytes its tables take. The table bytes
+/// exclude the keys' and values' own allocations: they are the keyspace's
+/// share of INFO's used_memory_overhead, as Redis counts its dicts.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DbMemory {
+    pub keys: usize,
+    pub table_bytes: u64,
+    pub expires_bytes: u64,
+}
+
 const CRC16: crc::Crc<u16> = crc::Crc::<u16>::new(&crc::CRC_16_XMODEM);
 
 /// The cluster hash slot of a key, honouring `{hash tags}` as Redis does:
@@ -365,16 +375,20 @@ impl Keyspace {
         counts
     }
 
-    /// Bytes the tables themselves take (slots, indices, expiry index),
-    /// not counting the keys' and values' own allocations: INFO's share of
-    /// used_memory_overhead for the keyspace, as Redis counts its dicts.
-    pub fn structure_bytes(&self) -> u64 {
-        (0..NUM_SHARDS)
-            .map(|i| {
-                let shard = self.lock_shard(i);
-                shard.dbs.iter().map(Table::structure_bytes).sum::<u64>()
-            })
-            .sum()
+    /// Per database: its keys and what its tables take (see [`DbMemory`]).
+    pub fn db_memory(&self) -> Vec<DbMemory> {
+        let mut out = vec![DbMemory::default(); self.ndbs];
+        for i in 0..NUM_SHARDS {
+            let shard = self.lock_shard(i);
+            for (db, t) in shard.dbs.iter().enumerate() {
+                let (main, expires) = t.structure_bytes();
+                let o = &mut out[db];
+                o.keys += t.len();
+                o.table_bytes += main;
+                o.expires_bytes += expires;
+            }
+        }
+        out
     }
 
     pub fn stats(&self) -> TableStats {

@@ -268,13 +268,16 @@ impl Table {
         self.map.is_empty()
     }
 
-    /// The table's own memory: one slot (hash, key, entry) and one index
-    /// (8-byte position plus a control byte) per key of capacity, the same
-    /// for the expiry index.
-    pub fn structure_bytes(&self) -> u64 {
+    /// The table's own memory, (keys, expiry index): one slot (hash, key,
+    /// entry) and one index (8-byte position plus a control byte) per key
+    /// of capacity, the same for the expiry index.
+    pub fn structure_bytes(&self) -> (u64, u64) {
         let slot = std::mem::size_of::<(u64, Key, Entry)>() + 9;
         let expiry = std::mem::size_of::<(u64, Key, i64)>() + 9;
-        (self.map.capacity() * slot + self.expires.capacity() * expiry) as u64
+        (
+            (self.map.capacity() * slot) as u64,
+            (self.expires.capacity() * expiry) as u64,
+        )
     }
 
     pub fn volatile_len(&self) -> usize {
