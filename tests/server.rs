@@ -59,6 +59,19 @@ fn pairs(f: Frame) -> Vec<(String, Frame)> {
     }
 }
 
+/// A map (or flat array) of integer pairs.
+fn pairs_int(f: Frame) -> Vec<(i64, i64)> {
+    let items = match f {
+        Frame::Map(m) => m.into_iter().flat_map(|(k, v)| [k, v]).collect(),
+        Frame::Array(a) => a,
+        other => panic!("expected a map or flat array, got {}", fmt_frame(&other)),
+    };
+    items
+        .chunks(2)
+        .map(|kv| (int(&kv[0]), int(&kv[1])))
+        .collect()
+}
+
 fn info(raw: &mut RawClient, sections: &[&str]) -> String {
     let mut args = vec!["INFO"];
     args.extend_from_slice(sections);
@@ -1649,6 +1662,112 @@ fn latency_monitor_records_slow_commands() {
     );
     assert!(int(&raw.call(&["LATENCY", "RESET"])) >= 1);
     assert_eq!(raw.call(&["LATENCY", "LATEST"]), Frame::Array(vec![]));
+}
+
+/// LATENCY HISTOGRAM: per command, the sample count and a cumulative
+/// distribution over Redis's bucket labels; unknown names are skipped, a
+/// container names its subcommands, latency-tracking no stops the counts.
+#[test]
+fn latency_histogram_per_command() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    for i in 0..3 {
+        ok(&mut raw, &["SET", &format!("k{i}"), "v"]);
+    }
+    assert!(matches!(
+        raw.call(&["CONFIG", "GET", "maxmemory"]),
+        Frame::Array(_) | Frame::Map(_)
+    ));
+    let labels = [
+        1, 2, 4, 8, 16, 33, 66, 132, 264, 528, 1056, 2113, 4227, 8454, 16908,
+    ];
+    let check = |reply: Frame, expect: &[(&str, i64)]| {
+        let got: BTreeMap<String, Frame> = pairs(reply).into_iter().collect();
+        assert_eq!(
+            got.keys().cloned().collect::<BTreeSet<_>>(),
+            expect
+                .iter()
+                .map(|e| e.0.to_string())
+                .collect::<BTreeSet<_>>()
+        );
+        for (name, calls) in expect {
+            let fields: BTreeMap<String, Frame> = pairs(got[*name].clone()).into_iter().collect();
+            assert_eq!(int(&fields["calls"]), *calls, "{name}");
+            let buckets = pairs_int(fields["histogram_usec"].clone());
+            assert!(!buckets.is_empty());
+            let mut last = 0;
+            for (us, count) in &buckets {
+                assert!(labels.contains(us) || *us > 16908, "bucket {us}");
+                assert!(*count > last, "cumulative counts grow: {buckets:?}");
+                last = *count;
+            }
+            assert_eq!(last, *calls, "{name}: {buckets:?}");
+        }
+    };
+    check(
+        raw.call(&["LATENCY", "HISTOGRAM", "set", "nosuch", "config|get"]),
+        &[("set", 3), ("config|get", 1)],
+    );
+    check(
+        raw.call(&["LATENCY", "HISTOGRAM", "SET", "config"]),
+        &[("set", 3), ("config|get", 1)],
+    );
+    let all: BTreeMap<String, Frame> = pairs(raw.call(&["LATENCY", "HISTOGRAM"]))
+        .into_iter()
+        .collect();
+    assert!(all.contains_key("set") && all.contains_key("config|get"));
+    assert_eq!(
+        raw.call(&["LATENCY", "HISTOGRAM", "nosuch"]),
+        Frame::Array(vec![])
+    );
+    ok(&mut raw, &["CONFIG", "SET", "latency-tracking", "no"]);
+    ok(&mut raw, &["SET", "k", "v"]);
+    check(raw.call(&["LATENCY", "HISTOGRAM", "set"]), &[("set", 3)]);
+    // RESP3: maps.
+    let mut r3 = s.raw();
+    assert!(matches!(r3.call(&["HELLO", "3"]), Frame::Map(_)));
+    assert!(matches!(
+        r3.call(&["LATENCY", "HISTOGRAM", "set"]),
+        Frame::Map(_)
+    ));
+}
+
+/// LATENCY GRAPH and DOCTOR: an event without samples is an error for
+/// GRAPH; with samples both answer with text (Tessera's own wording).
+#[test]
+fn latency_graph_and_doctor() {
+    let s = TestServer::start_with(&["--enable-debug-command", "yes"]);
+    let mut raw = s.raw();
+    assert_eq!(
+        raw.call(&["LATENCY", "GRAPH", "command"]),
+        error("ERR No samples available for event 'command'")
+    );
+    assert!(!text(raw.call(&["LATENCY", "DOCTOR"])).is_empty());
+    ok(
+        &mut raw,
+        &["CONFIG", "SET", "latency-monitor-threshold", "1"],
+    );
+    ok(&mut raw, &["DEBUG", "SLEEP", "0.05"]);
+    ok(
+        &mut raw,
+        &["CONFIG", "SET", "latency-monitor-threshold", "0"],
+    );
+    let graph = text(raw.call(&["LATENCY", "GRAPH", "command"]));
+    assert!(graph.starts_with("command - high "), "{graph}");
+    // The chart itself is drawn differently by each server.
+    if !common::target_is_redis() {
+        assert!(graph.contains('#'), "{graph}");
+    }
+    let doctor = text(raw.call(&["LATENCY", "DOCTOR"]));
+    assert!(doctor.contains("command"), "{doctor}");
+    assert_eq!(
+        raw.call(&["LATENCY", "GRAPH"]),
+        error("ERR wrong number of arguments for 'latency|graph' command")
+    );
+    assert_eq!(
+        raw.call(&["LATENCY", "DOCTOR", "x"]),
+        error("ERR wrong number of arguments for 'latency|doctor' command")
+    );
 }
 
 // ---------------------------------------------------------------- MEMORY

@@ -233,7 +233,11 @@ pub fn call(
     let stats = &client.worker.commands[id];
     stats.calls.add(1);
     stats.usec.add(elapsed_us);
-    stats.latency.record(elapsed_ns);
+    // As Redis: latency-tracking no stops the per-command histograms
+    // (LATENCY HISTOGRAM, INFO latencystats) from growing.
+    if srv.config.latency_tracking() {
+        stats.latency.record(elapsed_ns);
+    }
     client.worker.commands_processed.add(1);
     if let Err(e) = result {
         stats.failed.add(1);

@@ -89,6 +89,37 @@ impl LatencyHistogram {
         }
     }
 
+    /// LATENCY HISTOGRAM's view of several histograms: the number of
+    /// samples, and the cumulative count at each power-of-two bucket from
+    /// 1024 ns, labelled in microseconds as Redis labels them (1, 2, 4, 8,
+    /// 16, 33, 66, ...: its buckets end 0.78% above each power of two),
+    /// listed only where the count grows, up to the last sample.
+    pub fn cumulative_log2_us(hists: &[&LatencyHistogram]) -> (u64, Vec<(u64, u64)>) {
+        let n = EXPONENTS * SUB_BUCKETS;
+        let counts: Vec<u64> = (0..n)
+            .map(|i| hists.iter().map(|h| h.buckets[i].get()).sum())
+            .collect();
+        let total: u64 = counts.iter().sum();
+        let mut out = Vec::new();
+        let (mut cumulative, mut previous) = (0u64, 0u64);
+        let mut next = 0;
+        // Bucket k holds what took under 1024 * 2^k ns (the first one also
+        // everything faster).
+        for k in 0..(EXPONENTS - 10) {
+            let end = (10 + k) * SUB_BUCKETS;
+            cumulative += counts[next..end].iter().sum::<u64>();
+            next = end;
+            if cumulative > previous {
+                out.push((((1032u64 << k) - 1) / 1000, cumulative));
+                previous = cumulative;
+            }
+            if cumulative == total {
+                break;
+            }
+        }
+        (total, out)
+    }
+
     /// Percentiles (0..100) in microseconds over several histograms; None
     /// when nothing was recorded.
     pub fn percentiles_us(hists: &[&LatencyHistogram], pcts: &[f64]) -> Option<Vec<f64>> {
