@@ -900,15 +900,7 @@ fn config_resetstat_keeps_the_slow_log() {
 fn config_resetstat_keeps_latency_events() {
     let s = TestServer::start_with(&["--enable-debug-command", "yes"]);
     let mut raw = s.raw();
-    ok(
-        &mut raw,
-        &["CONFIG", "SET", "latency-monitor-threshold", "1"],
-    );
-    ok(&mut raw, &["DEBUG", "SLEEP", "0.02"]);
-    ok(
-        &mut raw,
-        &["CONFIG", "SET", "latency-monitor-threshold", "0"],
-    );
+    record_slow_command(&mut raw, "0.02");
     assert!(latency_event(&mut raw, "command").is_some());
     assert_eq!(raw.call(&["CONFIG", "RESETSTAT"]), simple("OK"));
     assert!(
@@ -1587,6 +1579,15 @@ fn slowlog_truncates_long_arguments_and_caps_length() {
 
 // ---------------------------------------------------------------- LATENCY
 
+/// Runs DEBUG SLEEP `secs` with the latency monitor on (threshold 1 ms),
+/// switching it off right after, so that nothing else a loaded machine
+/// happens to make slow is recorded while the results are checked.
+fn record_slow_command(raw: &mut RawClient, secs: &str) {
+    ok(raw, &["CONFIG", "SET", "latency-monitor-threshold", "1"]);
+    ok(raw, &["DEBUG", "SLEEP", secs]);
+    ok(raw, &["CONFIG", "SET", "latency-monitor-threshold", "0"]);
+}
+
 /// The `[name, time, latest, max]` entry of `event` in LATENCY LATEST, if any.
 fn latency_event(raw: &mut RawClient, event: &str) -> Option<Vec<Frame>> {
     array(raw.call(&["LATENCY", "LATEST"]))
@@ -1605,17 +1606,7 @@ fn latency_monitor_records_slow_commands() {
     assert_eq!(raw.call(&["LATENCY", "LATEST"]), Frame::Array(vec![]));
     assert_eq!(int(&raw.call(&["LATENCY", "RESET"])), 0);
 
-    // Monitoring is switched off again right after the slow command, so that nothing else a
-    // loaded machine happens to make slow is recorded while the results are checked.
-    ok(
-        &mut raw,
-        &["CONFIG", "SET", "latency-monitor-threshold", "1"],
-    );
-    ok(&mut raw, &["DEBUG", "SLEEP", "0.05"]);
-    ok(
-        &mut raw,
-        &["CONFIG", "SET", "latency-monitor-threshold", "0"],
-    );
+    record_slow_command(&mut raw, "0.05");
     let ev = latency_event(&mut raw, "command").expect("a `command` latency event");
     assert_eq!(ev.len(), 4);
     let ts = int(&ev[1]);
@@ -1651,15 +1642,7 @@ fn latency_monitor_records_slow_commands() {
         raw.call(&["LATENCY", "HISTORY", "command"]),
         Frame::Array(vec![])
     );
-    ok(
-        &mut raw,
-        &["CONFIG", "SET", "latency-monitor-threshold", "1"],
-    );
-    ok(&mut raw, &["DEBUG", "SLEEP", "0.02"]);
-    ok(
-        &mut raw,
-        &["CONFIG", "SET", "latency-monitor-threshold", "0"],
-    );
+    record_slow_command(&mut raw, "0.02");
     assert!(int(&raw.call(&["LATENCY", "RESET"])) >= 1);
     assert_eq!(raw.call(&["LATENCY", "LATEST"]), Frame::Array(vec![]));
 }
@@ -1743,15 +1726,7 @@ fn latency_graph_and_doctor() {
         error("ERR No samples available for event 'command'")
     );
     assert!(!text(raw.call(&["LATENCY", "DOCTOR"])).is_empty());
-    ok(
-        &mut raw,
-        &["CONFIG", "SET", "latency-monitor-threshold", "1"],
-    );
-    ok(&mut raw, &["DEBUG", "SLEEP", "0.05"]);
-    ok(
-        &mut raw,
-        &["CONFIG", "SET", "latency-monitor-threshold", "0"],
-    );
+    record_slow_command(&mut raw, "0.05");
     let graph = text(raw.call(&["LATENCY", "GRAPH", "command"]));
     assert!(graph.starts_with("command - high "), "{graph}");
     // The chart itself is drawn differently by each server.
