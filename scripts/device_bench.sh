@@ -9,6 +9,8 @@
 #                                     # $OUT/benchmarks.md and $OUT/log
 #
 # Cores: servers on 0..N-1, resp-benchmark on CLIENT_CORES (default 8-15).
+# ROUNDS (default 1) per per-core case; sections start only while fewer
+# than BUDGET_S seconds (default 420) have passed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BIN=$PWD/.benchbin
@@ -36,7 +38,7 @@ run() {
     OUT=${OUT:-/tmp/bench-out}
     mkdir -p "$OUT"
     local clients=${CLIENT_CORES:-8-15} threads=${SCALE_THREADS:-1,2,4,8} secs=${SECS:-4}
-    local keys=${LOAD_KEYS:-10000000} budget=${BUDGET_S:-420}
+    local keys=${LOAD_KEYS:-10000000} budget=${BUDGET_S:-420} rounds=${ROUNDS:-1}
     [[ -n ${SKIP_WHEELS:-} ]] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
     export PYTHONPATH=/tmp/site PATH=/tmp/site/bin:$BIN:$PATH
     export TESSERA_BIN=$BIN/tessera-server REDIS_BIN=$BIN/redis-server PYTHONUNBUFFERED=1
@@ -49,11 +51,12 @@ run() {
     # Most wanted first; each section is skipped once the time budget is spent.
     local sections=(
         "--section scaling --scale-threads $threads --seconds $secs"
-        "--section core --doc-section core-many --rounds 1 --seconds $secs"
+        "--section core --doc-section core-many --rounds $rounds --seconds $secs"
         "--section load --doc-section load-many --probe-core ${PROBE_CORE:-4} --keys $keys"
         "--section load --doc-section load-many-threads ${THREADED_LOAD:---server-core 0-7 --threads 8 --client-cores 8-14 --probe-core 15} --keys $keys"
-        "--section collections --doc-section collections-many --rounds 1 --seconds $secs"
-        "--section types --doc-section types-many --rounds 1 --seconds $secs"
+        "--section collections --doc-section collections-many --rounds $rounds --seconds $secs"
+        "--section types --doc-section types-many --rounds $rounds --seconds $secs"
+        "--section scripting --doc-section scripting-many --rounds $rounds --seconds $secs"
     )
     for s in "${sections[@]}"; do
         if ((SECONDS > budget)); then echo "skipped (time budget): $s" | tee -a "$OUT/log"; continue; fi
