@@ -570,9 +570,17 @@ fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
             );
         }
         "clients" => {
+            // The biggest query buffer (allocated) and reply backlog among
+            // the connected clients.
+            let (max_in, max_out) = srv.clients.snapshot().iter().fold((0, 0), |(i, o), c| {
+                (
+                    i.max(c.qbuf.load(Relaxed) + c.qbuf_free.load(Relaxed)),
+                    o.max(c.omem.load(Relaxed)),
+                )
+            });
             let _ = write!(
                 t,
-                "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:{}\r\ntracking_clients:{}\r\nclients_in_timeout_table:0\r\n",
+                "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:{max_in}\r\nclient_recent_max_output_buffer:{max_out}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\nclients_in_timeout_table:0\r\n",
                 srv.clients.connected(),
                 cfg.maxclients(),
                 srv.blocking.blocked_clients(),
