@@ -500,6 +500,16 @@ fn info_sections_have_redis_7_0_fields_in_order() {
             .collect();
         assert_eq!(&names, fields, "INFO {section}");
     }
+    // Lua memory counts every worker's state, whichever one answers INFO.
+    let mut scripter = s.raw();
+    assert_eq!(scripter.call(&["EVAL", "return 1", "0"]), Frame::Integer(1));
+    for _ in 0..4 {
+        let mut other = s.raw();
+        let lua: i64 = info_field(&mut other, "memory", "used_memory_lua")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        assert!(lua > 0, "used_memory_lua {lua}");
+    }
 }
 
 #[test]
@@ -1706,6 +1716,9 @@ fn latency_histogram_per_command() {
     ok(&mut raw, &["CONFIG", "SET", "latency-tracking", "no"]);
     ok(&mut raw, &["SET", "k", "v"]);
     check(raw.call(&["LATENCY", "HISTOGRAM", "set"]), &[("set", 3)]);
+    // INFO latencystats lists nothing while tracking is off.
+    let stats = info(&mut raw, &["latencystats"]);
+    assert!(info_fields(&stats).is_empty(), "{stats}");
     // RESP3: maps.
     let mut r3 = s.raw();
     assert!(matches!(r3.call(&["HELLO", "3"]), Frame::Map(_)));

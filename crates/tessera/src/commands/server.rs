@@ -736,7 +736,13 @@ fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
         "latencystats" => {
             t.push_str("# Latencystats\r\n");
             let pcts = cfg.latency_tracking_info_percentiles();
-            for id in 0..super::command_count_with_subs() {
+            // Nothing is listed while latency-tracking is off, as in Redis.
+            let ids = if cfg.latency_tracking() {
+                0..super::command_count_with_subs()
+            } else {
+                0..0
+            };
+            for id in ids {
                 let hists: Vec<_> = srv
                     .workers
                     .iter()
@@ -2107,18 +2113,13 @@ fn memory_malloc_stats(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 /// Returns every arena's dirty pages to the system at once (jemalloc's
 /// background thread would within a second anyway).
 fn memory_purge(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    let Ok(narenas) = tikv_jemalloc_ctl::arenas::narenas::read() else {
-        return Err(CmdError::msg("ERR Error purging dirty pages"));
-    };
-    // Arena index `narenas` addresses all arenas.
-    let Ok(name) = std::ffi::CString::new(format!("arena.{narenas}.purge")) else {
-        return Err(CmdError::msg("ERR Error purging dirty pages"));
-    };
+    // Arena 4096 is jemalloc's MALLCTL_ARENAS_ALL: every arena.
+    const PURGE_ALL: &[u8] = b"arena.4096.purge\0";
     // SAFETY: a NUL-terminated control name; "arena.<i>.purge" reads and
     // writes nothing, so every other pointer is null and the length 0.
     let rc = unsafe {
         tikv_jemalloc_sys::mallctl(
-            name.as_ptr(),
+            PURGE_ALL.as_ptr().cast(),
             std::ptr::null_mut(),
             std::ptr::null_mut(),
             std::ptr::null_mut(),

@@ -689,9 +689,9 @@ pub fn with_vm<R>(scripts: &Scripts, f: impl FnOnce(&mut Vm) -> R) -> Result<R, 
         }
         match slot.as_mut() {
             Some(vm) => {
-                LUA_MEMORY.with(|m| m.set(vm.lua.used_memory()));
+                LUA_MEMORY.with(|m| m.store(vm.lua.used_memory(), Relaxed));
                 let r = f(vm);
-                LUA_MEMORY.with(|m| m.set(vm.lua.used_memory()));
+                LUA_MEMORY.with(|m| m.store(vm.lua.used_memory(), Relaxed));
                 Ok(r)
             }
             None => Err("ERR Lua init failed".to_string()),
@@ -699,19 +699,29 @@ pub fn with_vm<R>(scripts: &Scripts, f: impl FnOnce(&mut Vm) -> R) -> Result<R, 
     })
 }
 
-/// Bytes used by this thread's Lua state (INFO used_memory_lua).
+/// Bytes used by every worker's Lua state (INFO used_memory_lua), each
+/// as of its last script run.
 pub fn lua_memory() -> usize {
-    // Inside a script (INFO called from Lua) the state is in use: the
-    // figure from the end of the last run is reported instead.
-    VM.with(|cell| match cell.try_borrow() {
-        Ok(vm) => vm.as_ref().map_or(0, |vm| vm.lua.used_memory()),
-        Err(_) => LUA_MEMORY.with(|m| m.get()),
-    })
+    LUA_MEMORY_CELLS
+        .lock()
+        .map(|cells| cells.iter().map(|c| c.load(Relaxed)).sum())
+        .unwrap_or(0)
 }
 
+/// One cell per thread that has a Lua state, for [`lua_memory`]; each is
+/// written only by its own thread.
+static LUA_MEMORY_CELLS: std::sync::Mutex<Vec<Arc<AtomicUsize>>> =
+    std::sync::Mutex::new(Vec::new());
+
 thread_local! {
-    /// This thread's Lua memory at the end of the last run.
-    static LUA_MEMORY: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// This thread's Lua memory at the start and end of each run.
+    static LUA_MEMORY: Arc<AtomicUsize> = {
+        let cell = Arc::new(AtomicUsize::new(0));
+        if let Ok(mut cells) = LUA_MEMORY_CELLS.lock() {
+            cells.push(cell.clone());
+        }
+        cell
+    };
 }
 
 /// Pushes a new table {items[1], items[2], ...}.

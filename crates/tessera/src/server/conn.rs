@@ -227,6 +227,10 @@ async fn process_buffer(
     }
     rbuf.advance(pos);
     client.info.qbuf.store(rbuf.len(), Relaxed);
+    client
+        .info
+        .qbuf_free
+        .store(rbuf.capacity() - rbuf.len(), Relaxed);
     blocked
 }
 
@@ -448,6 +452,7 @@ async fn monitor_feed(client: &mut Client, stream: &mut TcpStream) {
             line = rx.recv() => match line {
                 Some(l) => {
                     let written = stream.write_all(&l).await;
+                    client.worker.writes_processed.add(1);
                     client.info.omem.fetch_sub(l.len(), Relaxed);
                     if written.is_err() {
                         return;
@@ -459,7 +464,7 @@ async fn monitor_feed(client: &mut Client, stream: &mut TcpStream) {
                 // A monitor may only QUIT or drop; anything else is ignored
                 // (Redis also discards input from monitors).
                 Ok(0) | Err(_) => return,
-                Ok(_) => {}
+                Ok(_) => client.worker.reads_processed.add(1),
             },
             _ = client.info.wake.notified() => {
                 if client.info.killed.load(Relaxed) {

@@ -104,13 +104,24 @@ impl LatencyHistogram {
         let (mut cumulative, mut previous) = (0u64, 0u64);
         let mut next = 0;
         // Bucket k holds what took under 1024 * 2^k ns (the first one also
-        // everything faster).
-        for k in 0..(EXPONENTS - 10) {
-            let end = (10 + k) * SUB_BUCKETS;
-            cumulative += counts[next..end].iter().sum::<u64>();
-            next = end;
+        // everything faster; Redis's end 0.78% later, finer than these
+        // buckets can tell). Redis tracks up to 1 s: its last bucket, up to
+        // 2^30 ns, takes everything slower too.
+        for k in 0..=20 {
+            if k < 20 {
+                let end = (10 + k) * SUB_BUCKETS;
+                cumulative += counts[next..end].iter().sum::<u64>();
+                next = end;
+            } else {
+                cumulative = total;
+            }
             if cumulative > previous {
-                out.push((((1032u64 << k) - 1) / 1000, cumulative));
+                let label = if k < 20 {
+                    ((1032u64 << k) - 1) / 1000
+                } else {
+                    ((1u64 << 30) - 1) / 1000
+                };
+                out.push((label, cumulative));
                 previous = cumulative;
             }
             if cumulative == total {
@@ -203,5 +214,28 @@ impl WorkerStats {
         self.evicted_keys.reset();
         self.reads_processed.reset();
         self.writes_processed.reset();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LatencyHistogram;
+
+    #[test]
+    fn histogram_buckets_read_as_redis_labels_them() {
+        let h = LatencyHistogram::default();
+        for ns in [10, 500, 1500, 3_000, 40_000] {
+            h.record(ns);
+        }
+        let (calls, buckets) = LatencyHistogram::cumulative_log2_us(&[&h]);
+        assert_eq!(calls, 5);
+        assert_eq!(buckets, vec![(1, 2), (2, 3), (4, 4), (66, 5)]);
+        // Past Redis's 1 s ceiling everything lands in its last bucket.
+        h.record(3_000_000_000);
+        h.record(700_000_000);
+        let (calls, buckets) = LatencyHistogram::cumulative_log2_us(&[&h]);
+        assert_eq!(calls, 7);
+        assert_eq!(buckets.last(), Some(&(1_073_741, 7)));
+        assert_eq!(buckets[buckets.len() - 2], (66, 5));
     }
 }
