@@ -102,6 +102,40 @@ fn fill(r: &mut RawClient, key: &str, n: u64) {
 
 // ---- XADD ---------------------------------------------------------------------------------
 
+/// After XSETID moves the last ID back below a deleted entry's, new
+/// entries follow the tombstone in its node: XDEL (like XRANGE) must look
+/// past it. (Found by the differential harness.)
+#[test]
+fn xdel_finds_entries_added_after_a_bigger_deleted_id() {
+    let s = TestServer::start();
+    let mut r = s.raw();
+    add(&mut r, "s", "966-2", &["a", "1"]);
+    add(
+        &mut r,
+        "s",
+        "18446744073709551615-18446744073709551615",
+        &["f", "1"],
+    );
+    assert_eq!(
+        r.call(&["XDEL", "s", "18446744073709551615-18446744073709551615"]),
+        int(1)
+    );
+    assert_eq!(r.call(&["XSETID", "s", "1244-2"]), ok());
+    assert_eq!(add(&mut r, "s", "2648-*", &["f", "1"]), bulk("2648-0"));
+    add(&mut r, "s", "2700-1", &["g", "2"]);
+    assert_eq!(
+        r.call(&["XRANGE", "s", "2000", "3000"]),
+        entries(&[("2648-0", &["f", "1"]), ("2700-1", &["g", "2"])])
+    );
+    assert_eq!(r.call(&["XDEL", "s", "1607-2", "2648-0"]), int(1));
+    assert_eq!(r.call(&["XDEL", "s", "2648-0"]), int(0));
+    assert_eq!(r.call(&["XLEN", "s"]), int(2));
+    assert_eq!(
+        r.call(&["XRANGE", "s", "-", "+"]),
+        entries(&[("966-2", &["a", "1"]), ("2700-1", &["g", "2"])])
+    );
+}
+
 #[test]
 fn xadd_explicit_and_partial_ids() {
     let s = TestServer::start();

@@ -650,13 +650,7 @@ impl StreamValue {
         // (Node keys are first IDs, but XSETID on an empty stream can make
         // later entries smaller than their node's key.)
         if !rev {
-            let from = self
-                .nodes
-                .range(..=start)
-                .next_back()
-                .or_else(|| self.nodes.first_key_value())
-                .map_or(start, |(k, _)| *k);
-            for (master, node) in self.nodes.range(from..) {
+            for (master, node) in self.nodes.range(self.forward_from(start)..) {
                 for e in node.raw_entries(*master) {
                     // Tombstones never end the scan (as in Redis, whose
                     // iterator checks the bound on live entries only).
@@ -696,6 +690,16 @@ impl StreamValue {
     }
 
     /// The live entry `id`.
+    /// The node a forward scan from `start` begins at: the last whose key
+    /// is at most `start`, else the first.
+    fn forward_from(&self, start: StreamId) -> StreamId {
+        self.nodes
+            .range(..=start)
+            .next_back()
+            .or_else(|| self.nodes.first_key_value())
+            .map_or(start, |(k, _)| *k)
+    }
+
     pub fn get(&self, id: StreamId) -> Option<EntryRef<'_>> {
         let mut found = None;
         self.range(id, id, false, |e| {
@@ -727,22 +731,28 @@ impl StreamValue {
     /// Deletes the live entry `id` (XDEL's bookkeeping of first/max-deleted
     /// IDs is the caller's). True if it was there.
     pub fn delete(&mut self, id: StreamId) -> bool {
-        let master = match self.nodes.range(..=id).next_back() {
-            Some((k, _)) => *k,
-            None => match self.nodes.first_key_value() {
-                Some((k, _)) => *k,
-                None => return false,
-            },
-        };
-        let node = self.nodes.get_mut(&master).expect("node");
-        let Some(e) = node
-            .raw_entries(master)
-            .find(|e| e.id >= id)
-            .filter(|e| e.id == id && e.flags & F_DELETED == 0)
-        else {
+        // Searched as a range scan searches: tombstones never end it (after
+        // XSETID, a deleted entry can hold a bigger ID than live ones after
+        // it), and the entry may sit in a later node.
+        let mut hit = None;
+        'scan: for (master, node) in self.nodes.range(self.forward_from(id)..) {
+            for e in node.raw_entries(*master) {
+                if e.id < id || e.flags & F_DELETED != 0 {
+                    continue;
+                }
+                if e.id == id {
+                    hit = Some((*master, e.at));
+                }
+                break 'scan;
+            }
+        }
+        let Some((master, at)) = hit else {
             return false;
         };
-        node.mark_deleted(e.at);
+        let Some(node) = self.nodes.get_mut(&master) else {
+            return false;
+        };
+        node.mark_deleted(at);
         if node.live == 0 {
             self.nodes.remove(&master);
         }
