@@ -1050,15 +1050,7 @@ fn key_spec_entry(out: &mut ReplyBuf, k: &KeySpecDef) {
         out.bulk(k.notes.as_bytes());
     }
     out.bulk(b"flags");
-    let names: Vec<&str> = ksflags::NAMES
-        .iter()
-        .filter(|(b, _)| k.flags & b != 0)
-        .map(|(_, n)| *n)
-        .collect();
-    out.set(names.len());
-    for n in names {
-        out.simple(n.as_bytes());
-    }
+    key_flag_names(out, k.flags);
     out.bulk(b"begin_search");
     out.map(2);
     out.bulk(b"type");
@@ -1356,31 +1348,60 @@ fn command_getkeysandflags(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let Some((c, idx)) = resolve_keys(ctx, target)? else {
         return Ok(());
     };
+    let flags = key_flags(c, target, &idx);
     ctx.out.array(idx.len());
-    for i in idx {
+    for (i, f) in idx.into_iter().zip(flags) {
         ctx.out.array(2);
         ctx.out.bulk(target[i]);
-        let flags = key_flags(c, target, i);
-        let names: Vec<&str> = ksflags::NAMES
-            .iter()
-            .filter(|(b, _)| flags & b != 0)
-            .map(|(_, n)| *n)
-            .collect();
-        ctx.out.set(names.len());
-        for n in names {
-            ctx.out.simple(n.as_bytes());
-        }
+        key_flag_names(ctx.out, f);
     }
     Ok(())
 }
 
-/// How `cmd` uses its key at argument `pos`. Where a key spec's flags
+/// Key-spec flags as COMMAND INFO and GETKEYSANDFLAGS show them: a set of
+/// names.
+fn key_flag_names(out: &mut ReplyBuf, flags: u16) {
+    let names: Vec<&str> = ksflags::NAMES
+        .iter()
+        .filter(|(b, _)| flags & b != 0)
+        .map(|(_, n)| *n)
+        .collect();
+    out.set(names.len());
+    for n in names {
+        out.simple(n.as_bytes());
+    }
+}
+
+/// How `cmd` uses each of its keys at `positions`. Where a key spec's flags
 /// depend on other arguments (SET's GET, BITFIELD's subcommands) or the
 /// specs cannot find every key (SORT's STORE), the flags are worked out
 /// from the arguments as Redis's key extraction does; otherwise they are
-/// those of the spec that finds the key.
-fn key_flags(cmd: &CommandSpec, args: &[&[u8]], pos: usize) -> u16 {
-    match cmd.name {
+/// those of the first spec that finds the key (each spec is run once, so
+/// a command with many keys stays linear).
+fn key_flags(cmd: &CommandSpec, args: &[&[u8]], positions: &[usize]) -> Vec<u16> {
+    if cmd.name == "set" || cmd.name == "bitfield" {
+        return vec![one_key_variable_flags(cmd.name, args); positions.len()];
+    }
+    if cmd.name == "sort" {
+        let flags = |p| if p == 1 { RO | ACCESS } else { OW | UPDATE };
+        return positions.iter().map(|&p| flags(p)).collect();
+    }
+    let mut by_position = std::collections::HashMap::new();
+    for spec in cmd.key_specs {
+        for p in super::meta::key_positions(std::slice::from_ref(spec), args).unwrap_or_default() {
+            by_position.entry(p).or_insert(spec.flags);
+        }
+    }
+    let fallback = cmd.key_specs.first().map_or(0, |spec| spec.flags);
+    positions
+        .iter()
+        .map(|p| by_position.get(p).copied().unwrap_or(fallback))
+        .collect()
+}
+
+/// SET's and BITFIELD's key flags, which depend on their other arguments.
+fn one_key_variable_flags(name: &str, args: &[&[u8]]) -> u16 {
+    match name {
         "set" => {
             if args.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"get")) {
                 RW | ACCESS | UPDATE
@@ -1410,17 +1431,7 @@ fn key_flags(cmd: &CommandSpec, args: &[&[u8]], pos: usize) -> u16 {
                 RW | ACCESS | UPDATE
             }
         }
-        "sort" if pos == 1 => RO | ACCESS,
-        "sort" => OW | UPDATE,
-        _ => cmd
-            .key_specs
-            .iter()
-            .find(|spec| {
-                super::meta::key_positions(std::slice::from_ref(*spec), args)
-                    .is_ok_and(|p| p.contains(&pos))
-            })
-            .or(cmd.key_specs.first())
-            .map_or(0, |spec| spec.flags),
+        _ => 0,
     }
 }
 
