@@ -1773,14 +1773,6 @@ fn latency_doctor(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
                      the machine (swapping, CPU contention, a noisy neighbour) rather than \
                      the data."
                 }
-                "expire-cycle" => {
-                    "- expire-cycle: many keys expired at the same time; spreading TTLs \
-                     (adding jitter) avoids expiry storms."
-                }
-                "eviction-cycle" | "eviction-del" => {
-                    "- eviction: the server is at maxmemory and evicts on writes; more \
-                     memory or fewer large keys help."
-                }
                 _ => continue,
             };
             let _ = writeln!(report, "{advice}");

@@ -252,7 +252,13 @@ pub fn call(
     }
     client.redacted = 0;
     if elapsed_us >= 1000 {
-        srv.record_latency("command", elapsed_us / 1000);
+        // Redis files slow O(1)/O(log N) commands under their own event.
+        let event = if cmd.has(flags::FAST) {
+            "fast-command"
+        } else {
+            "command"
+        };
+        srv.record_latency(event, elapsed_us / 1000);
     }
 }
 
