@@ -589,6 +589,7 @@ fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
         }
         "memory" => {
             let m = MemoryReport::gather(ctx);
+            let frag = m.fragmentation();
             let _ = write!(
                 t,
                 "# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_rss:{}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\nused_memory_overhead:{}\r\nused_memory_startup:{}\r\nused_memory_dataset:{}\r\nused_memory_dataset_perc:{:.2}%\r\nallocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\ntotal_system_memory:{}\r\ntotal_system_memory_human:{}\r\nused_memory_lua:{}\r\nused_memory_vm_eval:{}\r\nused_memory_lua_human:{}\r\nused_memory_scripts_eval:{}\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:{}\r\nnumber_of_libraries:{}\r\nused_memory_vm_functions:0\r\nused_memory_vm_total:{}\r\nused_memory_vm_total_human:{}\r\nused_memory_functions:{}\r\nused_memory_scripts:{}\r\nused_memory_scripts_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:{:.2}\r\nrss_overhead_bytes:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_not_counted_for_evict:0\r\nmem_replication_backlog:0\r\nmem_total_replication_buffers:0\r\nmem_clients_slaves:0\r\nmem_clients_normal:{}\r\nmem_cluster_links:0\r\nmem_aof_buffer:0\r\nmem_allocator:{}\r\nactive_defrag_running:0\r\nlazyfree_pending_objects:{}\r\nlazyfreed_objects:{}\r\n",
@@ -623,14 +624,14 @@ fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
                 cfg.maxmemory(),
                 human(cfg.maxmemory()),
                 policy_name(ctx),
-                ratio(m.active, m.allocated),
-                m.active as i64 - m.allocated as i64,
-                ratio(m.resident, m.active),
-                m.resident as i64 - m.active as i64,
-                ratio(m.rss, m.resident),
-                m.rss as i64 - m.resident as i64,
-                ratio(m.rss, m.used),
-                m.rss as i64 - m.used as i64,
+                frag[0].0,
+                frag[0].1,
+                frag[1].0,
+                frag[1].1,
+                frag[2].0,
+                frag[2].1,
+                frag[3].0,
+                frag[3].1,
                 m.clients,
                 allocator_name(),
                 crate::server::lazyfree::pending(),
@@ -766,9 +767,13 @@ fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
         }
         "keyspace" => {
             t.push_str("# Keyspace\r\n");
-            for (db, (keys, expires)) in srv.keyspace.db_counts().into_iter().enumerate() {
-                if keys > 0 {
-                    let _ = write!(t, "db{db}:keys={keys},expires={expires},avg_ttl=0\r\n");
+            for (db, d) in srv.keyspace.db_summaries().into_iter().enumerate() {
+                if d.keys > 0 {
+                    let _ = write!(
+                        t,
+                        "db{db}:keys={},expires={},avg_ttl=0\r\n",
+                        d.keys, d.volatile
+                    );
                 }
             }
         }
@@ -1913,77 +1918,83 @@ fn memory_usage(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn memory_stats(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    let m = MemoryReport::gather(ctx);
-    let out = &mut *ctx.out;
-    let dbs: Vec<(usize, &crate::keyspace::DbMemory)> = m
-        .dbs
-        .iter()
-        .enumerate()
-        .filter(|(_, d)| d.keys > 0)
-        .collect();
-    out.map(27 + dbs.len());
-    let int = |out: &mut ReplyBuf, k: &str, v: i64| {
-        out.bulk(k.as_bytes());
-        out.int(v);
-    };
-    let double = |out: &mut ReplyBuf, k: &str, v: f64| {
-        out.bulk(k.as_bytes());
-        // Redis keeps these ratios as single-precision floats.
-        let mut text = Vec::new();
-        crate::util::numbers::format_f64(v as f32 as f64, &mut text);
-        out.double_text(&text);
-    };
-    int(out, "peak.allocated", m.peak as i64);
-    int(out, "total.allocated", m.used as i64);
-    int(out, "startup.allocated", m.startup as i64);
-    int(out, "replication.backlog", 0);
-    int(out, "clients.slaves", 0);
-    int(out, "clients.normal", m.clients as i64);
-    int(out, "cluster.links", 0);
-    int(out, "aof.buffer", 0);
-    int(out, "lua.caches", m.scripts as i64);
-    int(out, "functions.caches", m.functions_code as i64);
-    for (db, d) in dbs {
-        out.bulk(format!("db.{db}").as_bytes());
-        out.map(3);
-        int(out, "overhead.hashtable.main", d.table_bytes as i64);
-        int(out, "overhead.hashtable.expires", d.expires_bytes as i64);
-        int(out, "overhead.hashtable.slot-to-keys", 0);
+    enum Stat {
+        Int(i64),
+        /// Redis keeps these as single-precision floats.
+        Ratio(f64),
+        Db(crate::keyspace::DbSummary),
     }
-    int(out, "overhead.total", m.overhead() as i64);
-    int(out, "keys.count", m.keys as i64);
-    let net = m.used.saturating_sub(m.startup);
-    int(
-        out,
-        "keys.bytes-per-key",
-        net.checked_div(m.keys).unwrap_or(0) as i64,
+    use Stat::{Db, Int, Ratio};
+    let m = MemoryReport::gather(ctx);
+    let mut stats: Vec<(String, Stat)> = [
+        ("peak.allocated", Int(m.peak as i64)),
+        ("total.allocated", Int(m.used as i64)),
+        ("startup.allocated", Int(m.startup as i64)),
+        ("replication.backlog", Int(0)),
+        ("clients.slaves", Int(0)),
+        ("clients.normal", Int(m.clients as i64)),
+        ("cluster.links", Int(0)),
+        ("aof.buffer", Int(0)),
+        ("lua.caches", Int(m.scripts as i64)),
+        ("functions.caches", Int(m.functions_code as i64)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    for (db, d) in m.dbs.iter().enumerate().filter(|(_, d)| d.keys > 0) {
+        stats.push((format!("db.{db}"), Db(*d)));
+    }
+    let [alloc_frag, alloc_rss, rss_overhead, frag] = m.fragmentation();
+    stats.extend(
+        [
+            ("overhead.total", Int(m.overhead() as i64)),
+            ("keys.count", Int(m.keys as i64)),
+            (
+                "keys.bytes-per-key",
+                Int(m.net().checked_div(m.keys).unwrap_or(0) as i64),
+            ),
+            ("dataset.bytes", Int(m.dataset() as i64)),
+            ("dataset.percentage", Ratio(m.dataset_perc())),
+            ("peak.percentage", Ratio(m.peak_perc())),
+            ("allocator.allocated", Int(m.allocated as i64)),
+            ("allocator.active", Int(m.active as i64)),
+            ("allocator.resident", Int(m.resident as i64)),
+            ("allocator-fragmentation.ratio", Ratio(alloc_frag.0)),
+            ("allocator-fragmentation.bytes", Int(alloc_frag.1)),
+            ("allocator-rss.ratio", Ratio(alloc_rss.0)),
+            ("allocator-rss.bytes", Int(alloc_rss.1)),
+            ("rss-overhead.ratio", Ratio(rss_overhead.0)),
+            ("rss-overhead.bytes", Int(rss_overhead.1)),
+            ("fragmentation", Ratio(frag.0)),
+            ("fragmentation.bytes", Int(frag.1)),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v)),
     );
-    int(out, "dataset.bytes", m.dataset() as i64);
-    double(out, "dataset.percentage", m.dataset_perc());
-    double(out, "peak.percentage", m.peak_perc());
-    int(out, "allocator.allocated", m.allocated as i64);
-    int(out, "allocator.active", m.active as i64);
-    int(out, "allocator.resident", m.resident as i64);
-    double(
-        out,
-        "allocator-fragmentation.ratio",
-        ratio(m.active, m.allocated),
-    );
-    int(
-        out,
-        "allocator-fragmentation.bytes",
-        m.active as i64 - m.allocated as i64,
-    );
-    double(out, "allocator-rss.ratio", ratio(m.resident, m.active));
-    int(
-        out,
-        "allocator-rss.bytes",
-        m.resident as i64 - m.active as i64,
-    );
-    double(out, "rss-overhead.ratio", ratio(m.rss, m.resident));
-    int(out, "rss-overhead.bytes", m.rss as i64 - m.resident as i64);
-    double(out, "fragmentation", ratio(m.rss, m.used));
-    int(out, "fragmentation.bytes", m.rss as i64 - m.used as i64);
+    let out = &mut *ctx.out;
+    out.map(stats.len());
+    for (name, stat) in stats {
+        out.bulk(name.as_bytes());
+        match stat {
+            Int(v) => out.int(v),
+            Ratio(v) => {
+                let mut text = Vec::new();
+                crate::util::numbers::format_f64(v as f32 as f64, &mut text);
+                out.double_text(&text);
+            }
+            Db(d) => {
+                out.map(3);
+                for (k, v) in [
+                    ("overhead.hashtable.main", d.table_bytes),
+                    ("overhead.hashtable.expires", d.expires_bytes),
+                    ("overhead.hashtable.slot-to-keys", 0),
+                ] {
+                    out.bulk(k.as_bytes());
+                    out.int(v as i64);
+                }
+            }
+        }
+    }
     Ok(())
 }
 
@@ -2007,7 +2018,7 @@ struct MemoryReport {
     resident: u64,
     /// Query and reply buffers of the connected clients.
     clients: u64,
-    /// This thread's Lua state.
+    /// Every worker's Lua state.
     lua_vm: u64,
     /// Cached EVAL scripts.
     scripts: u64,
@@ -2016,7 +2027,7 @@ struct MemoryReport {
     functions: usize,
     libraries: usize,
     keys: u64,
-    dbs: Vec<crate::keyspace::DbMemory>,
+    dbs: Vec<crate::keyspace::DbSummary>,
 }
 
 impl MemoryReport {
@@ -2041,7 +2052,7 @@ impl MemoryReport {
                 (c.qbuf.load(Relaxed) + c.qbuf_free.load(Relaxed) + c.omem.load(Relaxed)) as u64
             })
             .sum();
-        let dbs = srv.keyspace.db_memory();
+        let dbs = srv.keyspace.db_summaries();
         MemoryReport {
             used,
             peak: srv.peak_memory.load(Relaxed).max(used),
@@ -2078,9 +2089,27 @@ impl MemoryReport {
         self.used - self.overhead()
     }
 
+    /// What the server allocated since start-up.
+    fn net(&self) -> u64 {
+        self.used.saturating_sub(self.startup)
+    }
+
     fn dataset_perc(&self) -> f64 {
-        let net = self.used.saturating_sub(self.startup).max(1);
-        self.dataset() as f64 * 100.0 / net as f64
+        self.dataset() as f64 * 100.0 / self.net().max(1) as f64
+    }
+
+    /// (ratio, bytes) for the allocator's fragmentation (active against
+    /// allocated), its RSS (resident against active), the process's RSS
+    /// overhead (RSS against resident) and the overall fragmentation (RSS
+    /// against used), in that order.
+    fn fragmentation(&self) -> [(f64, i64); 4] {
+        let pair = |a: u64, b: u64| (ratio(a, b), a as i64 - b as i64);
+        [
+            pair(self.active, self.allocated),
+            pair(self.resident, self.active),
+            pair(self.rss, self.resident),
+            pair(self.rss, self.used),
+        ]
     }
 
     fn peak_perc(&self) -> f64 {

@@ -36,12 +36,15 @@ pub const NUM_SLOTS: usize = 16384;
 /// above any thread count we run with.
 pub const NUM_SHARDS: usize = 1024;
 
-/// One database's keys and the bytes its tables take. The table bytes
-/// exclude the keys' and values' own allocations: they are the keyspace's
-/// share of INFO's used_memory_overhead, as Redis counts its dicts.
+/// One database's keys (INFO keyspace) and the bytes its tables take. The
+/// table bytes exclude the keys' and values' own allocations: they are the
+/// keyspace's share of INFO's used_memory_overhead, as Redis counts its
+/// dicts.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct DbMemory {
+pub struct DbSummary {
     pub keys: usize,
+    /// Keys with a TTL.
+    pub volatile: usize,
     pub table_bytes: u64,
     pub expires_bytes: u64,
 }
@@ -362,28 +365,16 @@ impl Keyspace {
             .sum()
     }
 
-    /// (keys, keys with TTL) per database, for INFO keyspace.
-    pub fn db_counts(&self) -> Vec<(usize, usize)> {
-        let mut counts = vec![(0, 0); self.ndbs];
-        for i in 0..NUM_SHARDS {
-            let shard = self.lock_shard(i);
-            for (db, t) in shard.dbs.iter().enumerate() {
-                counts[db].0 += t.len();
-                counts[db].1 += t.volatile_len();
-            }
-        }
-        counts
-    }
-
-    /// Per database: its keys and what its tables take (see [`DbMemory`]).
-    pub fn db_memory(&self) -> Vec<DbMemory> {
-        let mut out = vec![DbMemory::default(); self.ndbs];
+    /// Per database: its keys and what its tables take (see [`DbSummary`]).
+    pub fn db_summaries(&self) -> Vec<DbSummary> {
+        let mut out = vec![DbSummary::default(); self.ndbs];
         for i in 0..NUM_SHARDS {
             let shard = self.lock_shard(i);
             for (db, t) in shard.dbs.iter().enumerate() {
                 let (main, expires) = t.structure_bytes();
                 let o = &mut out[db];
                 o.keys += t.len();
+                o.volatile += t.volatile_len();
                 o.table_bytes += main;
                 o.expires_bytes += expires;
             }
