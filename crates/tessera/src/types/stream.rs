@@ -650,19 +650,9 @@ impl StreamValue {
         // (Node keys are first IDs, but XSETID on an empty stream can make
         // later entries smaller than their node's key.)
         if !rev {
-            for (master, node) in self.nodes.range(self.forward_from(start)..) {
-                for e in node.raw_entries(*master) {
-                    // Tombstones never end the scan (as in Redis, whose
-                    // iterator checks the bound on live entries only).
-                    if e.id < start || e.flags & F_DELETED != 0 {
-                        continue;
-                    }
-                    if e.id > end {
-                        return;
-                    }
-                    if !f(node.entry_ref(e)) {
-                        return;
-                    }
+            for (_, node, e) in self.live_from(start) {
+                if e.id > end || !f(node.entry_ref(e)) {
+                    return;
                 }
             }
         } else {
@@ -689,17 +679,27 @@ impl StreamValue {
         }
     }
 
-    /// The live entry `id`.
-    /// The node a forward scan from `start` begins at: the last whose key
-    /// is at most `start`, else the first.
-    fn forward_from(&self, start: StreamId) -> StreamId {
-        self.nodes
+    /// The live entries a forward scan from `start` meets, in order, with
+    /// their node's key, from the last node whose key is at most `start`
+    /// (else the first). Entries below `start` are skipped, and so are
+    /// tombstones: they never end a scan (as in Redis, whose iterator
+    /// checks the bound on live entries only), which matters after XSETID,
+    /// when a deleted entry can hold a bigger ID than live ones after it.
+    fn live_from(&self, start: StreamId) -> impl Iterator<Item = (StreamId, &Node, RawEntry)> + '_ {
+        let from = self
+            .nodes
             .range(..=start)
             .next_back()
             .or_else(|| self.nodes.first_key_value())
-            .map_or(start, |(k, _)| *k)
+            .map_or(start, |(k, _)| *k);
+        self.nodes.range(from..).flat_map(move |(master, node)| {
+            node.raw_entries(*master)
+                .filter(move |e| e.id >= start && e.flags & F_DELETED == 0)
+                .map(move |e| (*master, node, e))
+        })
     }
 
+    /// The live entry `id`.
     pub fn get(&self, id: StreamId) -> Option<EntryRef<'_>> {
         let mut found = None;
         self.range(id, id, false, |e| {
@@ -731,22 +731,12 @@ impl StreamValue {
     /// Deletes the live entry `id` (XDEL's bookkeeping of first/max-deleted
     /// IDs is the caller's). True if it was there.
     pub fn delete(&mut self, id: StreamId) -> bool {
-        // Searched as a range scan searches: tombstones never end it (after
-        // XSETID, a deleted entry can hold a bigger ID than live ones after
-        // it), and the entry may sit in a later node.
-        let mut hit = None;
-        'scan: for (master, node) in self.nodes.range(self.forward_from(id)..) {
-            for e in node.raw_entries(*master) {
-                if e.id < id || e.flags & F_DELETED != 0 {
-                    continue;
-                }
-                if e.id == id {
-                    hit = Some((*master, e.at));
-                }
-                break 'scan;
-            }
-        }
-        let Some((master, at)) = hit else {
+        let Some((master, at)) = self
+            .live_from(id)
+            .next()
+            .filter(|(_, _, e)| e.id == id)
+            .map(|(master, _, e)| (master, e.at))
+        else {
             return false;
         };
         let Some(node) = self.nodes.get_mut(&master) else {
