@@ -689,7 +689,6 @@ pub fn with_vm<R>(scripts: &Scripts, f: impl FnOnce(&mut Vm) -> R) -> Result<R, 
         }
         match slot.as_mut() {
             Some(vm) => {
-                LUA_MEMORY.with(|m| m.store(vm.lua.used_memory(), Relaxed));
                 let r = f(vm);
                 LUA_MEMORY.with(|m| m.store(vm.lua.used_memory(), Relaxed));
                 Ok(r)
@@ -714,7 +713,7 @@ static LUA_MEMORY_CELLS: std::sync::Mutex<Vec<Arc<AtomicUsize>>> =
     std::sync::Mutex::new(Vec::new());
 
 thread_local! {
-    /// This thread's Lua memory at the start and end of each run.
+    /// This thread's Lua memory at the end of its last run.
     static LUA_MEMORY: Arc<AtomicUsize> = {
         let cell = Arc::new(AtomicUsize::new(0));
         if let Ok(mut cells) = LUA_MEMORY_CELLS.lock() {
