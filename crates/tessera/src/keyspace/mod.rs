@@ -17,6 +17,7 @@
 //! Nothing here knows about connections or RESP; time is passed in.
 
 pub mod events;
+pub mod keymap;
 pub mod table;
 
 use std::cell::{Cell, RefCell};

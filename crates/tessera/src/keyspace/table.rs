@@ -9,6 +9,7 @@ use foldhash::fast::RandomState;
 use indexmap::IndexMap;
 
 use super::events::{self, Class};
+use super::keymap::{InsertNew, KeyMap};
 use rand::Rng;
 
 use crate::types::Value;
@@ -135,7 +136,7 @@ pub struct Table {
     /// same lock, so a write and the flagging of its watchers are one step.
     /// Stays with the database index when SWAPDB moves the contents.
     watched: HashMap<Key, Vec<WatchFlag>, RandomState>,
-    map: IndexMap<Key, Entry, RandomState>,
+    map: KeyMap,
     /// Absolute expiry (Unix ms) of the keys that have one. Separate, as in
     /// Redis, so active expiry and volatile-* eviction sample only these.
     expires: IndexMap<Key, i64, RandomState>,
@@ -217,7 +218,7 @@ impl Table {
     pub fn touch_watched_existing(&mut self, other: Option<&Table>) {
         for (key, list) in &self.watched {
             let exists =
-                self.map.contains_key(&**key) || other.is_some_and(|o| o.map.contains_key(&**key));
+                self.map.contains_key(key) || other.is_some_and(|o| o.map.contains_key(key));
             if exists {
                 for f in list {
                     f.store(true, Relaxed);
@@ -268,14 +269,14 @@ impl Table {
         self.map.is_empty()
     }
 
-    /// The table's own memory, (keys, expiry index): one slot (hash, key,
-    /// entry) and one index (8-byte position plus a control byte) per key
-    /// of capacity, the same for the expiry index.
+    /// The table's own memory, (keys, expiry index): the key map's vector
+    /// and index, and for the expiry index one slot (hash, key, time) and
+    /// one index entry (8-byte position plus a control byte) per key of
+    /// capacity.
     pub fn structure_bytes(&self) -> (u64, u64) {
-        let slot = std::mem::size_of::<(u64, Key, Entry)>() + 9;
         let expiry = std::mem::size_of::<(u64, Key, i64)>() + 9;
         (
-            (self.map.capacity() * slot) as u64,
+            self.map.structure_bytes() as u64,
             (self.expires.capacity() * expiry) as u64,
         )
     }
@@ -294,13 +295,13 @@ impl Table {
         stats: &mut TableStats,
     ) -> Option<&mut Entry> {
         let idx = self.map.get_index_of(key)?;
-        if self.map[idx].ttl && self.expires.get(key).is_some_and(|&at| at <= now_ms) {
+        if self.map.entry_at(idx).ttl && self.expires.get(key).is_some_and(|&at| at <= now_ms) {
             self.remove_index(idx);
             stats.expired_keys += 1;
             self.expired(key);
             return None;
         }
-        Some(&mut self.map[idx])
+        Some(self.map.entry_at_mut(idx))
     }
 
     /// Looks a key up without expiring it (for commands that must see the
@@ -356,31 +357,23 @@ impl Table {
         at_ms: i64,
         expired_before: Option<i64>,
     ) -> Result<Option<Entry>, Entry> {
-        use indexmap::map::raw_entry_v1::{RawEntryApiV1, RawEntryMut};
-        use std::hash::BuildHasher;
         entry.ttl = at_ms != 0;
         // Before the probe: growing would invalidate the slot it finds.
         self.reserve_one();
-        let hash = self.map.hasher().hash_one(key);
-        let old = match self
-            .map
-            .raw_entry_mut_v1()
-            .from_key_hashed_nocheck(hash, key)
-        {
-            RawEntryMut::Occupied(mut slot) => {
-                let had_ttl = slot.get().ttl;
+        let old = match self.map.insert_new(key, entry) {
+            InsertNew::Present(idx, entry) => {
+                let had_ttl = self.map.entry_at(idx).ttl;
                 if let Some(now_ms) = expired_before {
                     if had_ttl && self.expires.get(key).is_some_and(|&at| at <= now_ms) {
                         return Err(entry);
                     }
                 }
-                let old = std::mem::replace(slot.get_mut(), entry);
+                let old = std::mem::replace(self.map.entry_at_mut(idx), entry);
                 self.gone(key, &old);
                 self.record_expire(key, at_ms, had_ttl);
                 Some(old)
             }
-            RawEntryMut::Vacant(slot) => {
-                slot.insert_hashed_nocheck(hash, Key::from_slice(key), entry);
+            InsertNew::Inserted => {
                 events::notify(Class::NEW, "new", self.db, key);
                 self.record_expire(key, at_ms, false);
                 None
@@ -392,7 +385,7 @@ impl Table {
     /// Inserts with an owned key (avoids a copy on RENAME/MOVE).
     pub fn insert_owned(&mut self, key: Key, mut entry: Entry, at_ms: i64) -> Option<Entry> {
         entry.ttl = at_ms != 0;
-        let was = self.map.get(&*key).is_some_and(|e| e.ttl);
+        let was = self.map.get(&key).is_some_and(|e| e.ttl);
         self.record_expire(&key, at_ms, was);
         self.reserve_one();
         let old = self.map.insert(key.clone(), entry);
@@ -422,10 +415,9 @@ impl Table {
         }
     }
 
-    /// Grows the entry vector by a quarter at a time. Left to itself,
-    /// IndexMap grows its entries to the hash index's capacity, which can
-    /// be twice the number of keys; per-key memory matters more here than
-    /// the extra (amortised O(1)) reallocations.
+    /// Grows the entry vector by a quarter at a time. Doubling would leave
+    /// up to half of it unused; per-key memory matters more here than the
+    /// extra (amortised O(1)) reallocations.
     #[inline]
     fn reserve_one(&mut self) {
         let len = self.map.len();
@@ -533,7 +525,7 @@ impl Table {
                 .is_some_and(|(_, &at)| at <= now_ms);
             if dead {
                 if let Some((k, _)) = self.expires.swap_remove_index(idx) {
-                    if let Some(e) = self.map.swap_remove(&k) {
+                    if let Some((_, _, e)) = self.map.swap_remove_full(&k) {
                         self.gone(&k, &e);
                     }
                     self.expired(&k);
