@@ -679,3 +679,51 @@ fn sandbox_cannot_be_changed_for_later_scripts() {
         simple("PONG")
     );
 }
+
+/// Reads exactly `len` reply bytes.
+fn read_bytes(c: &mut common::RawClient, len: usize) -> Vec<u8> {
+    use std::io::Read;
+    let mut buf = vec![0u8; len];
+    let mut stream = c.stream();
+    stream.read_exact(&mut buf).expect("reply bytes");
+    buf
+}
+
+/// A reply nests as deep as Lua's stack allows, and the level where it runs
+/// out answers errors where redis-server 7.0's does (7995 arrays; 2665 maps,
+/// whose last key and value are both errors). Compared as raw bytes: the
+/// test client's frame decoder is not built for 8000 levels.
+#[test]
+fn reply_nesting_stops_where_redis_stops() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    let limit = "-ERR reached lua stack limit\r\n";
+
+    let arrays =
+        "local t = {} local cur = t for i = 1, 9000 do cur[1] = {} cur = cur[1] end return t";
+    let expected = format!("{}{limit}", "*1\r\n".repeat(7995));
+    c.send(&["EVAL", arrays, "0"]);
+    assert_eq!(
+        String::from_utf8(read_bytes(&mut c, expected.len())).expect("utf8"),
+        expected
+    );
+
+    let maps = "local t = {} local cur = t for i = 1, 9000 do local n = {} cur['map'] = {a = n} cur = n end return t";
+    let expected = format!("{}*2\r\n{limit}{limit}", "*2\r\n$1\r\na\r\n".repeat(2664));
+    c.send(&["EVAL", maps, "0"]);
+    assert_eq!(
+        String::from_utf8(read_bytes(&mut c, expected.len())).expect("utf8"),
+        expected
+    );
+
+    // Below the limit, a deep reply is whole, and the connection goes on.
+    let deep =
+        "local t = {} local cur = t for i = 1, 5000 do cur[1] = {} cur = cur[1] end return t";
+    let expected = format!("{}*0\r\n", "*1\r\n".repeat(5000));
+    c.send(&["EVAL", deep, "0"]);
+    assert_eq!(
+        String::from_utf8(read_bytes(&mut c, expected.len())).expect("utf8"),
+        expected
+    );
+    assert_eq!(c.call(&["PING"]), simple("PONG"));
+}

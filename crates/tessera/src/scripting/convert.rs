@@ -181,6 +181,10 @@ unsafe fn push_value(state: *mut ffi::lua_State, buf: &[u8], pos: &mut usize) {
 /// A script's error: its text and the source line it came from.
 pub type ScriptError = (Vec<u8>, Option<(String, i64)>);
 
+/// Deeper than Lua's stack allows (LUAI_MAXCSTACK is 8000 slots, and each
+/// level takes at least one).
+const MAX_REPLY_DEPTH: usize = 8192;
+
 /// Writes the Lua value at stack index `idx` (absolute) as a reply, as
 /// Redis 7.0 converts a script's return value.
 ///
@@ -195,13 +199,23 @@ pub unsafe fn write_reply(
     out: &mut ReplyBuf,
     depth: usize,
 ) {
-    if depth > 1000 {
+    // Lua's own stack limit (lua_checkstack below, LUAI_MAXCSTACK) ends
+    // the nesting where Redis's does, near 8000 levels; worker threads have
+    // the native stack for that (server::WORKER_STACK_BYTES). This cap only
+    // guards the native stack should that limit ever be raised.
+    if depth > MAX_REPLY_DEPTH {
         out.error(b"ERR reached lua stack limit");
         return;
     }
     // SAFETY (every FFI call below): valid state and index (caller
     // contract); stack room is checked before each nested level.
     unsafe {
+        // Checked for every value, as Redis does, so the level where the
+        // stack runs out answers errors in the same places.
+        if ffi::lua_checkstack(state, 4) == 0 {
+            out.error(b"ERR reached lua stack limit");
+            return;
+        }
         match ffi::lua_type(state, idx) {
             ffi::LUA_TNIL => out.null(),
             // Booleans follow the script's protocol (redis.setresp).
@@ -217,13 +231,7 @@ pub unsafe fn write_reply(
             }
             ffi::LUA_TNUMBER => out.int(number_to_int(ffi::lua_tonumber(state, idx))),
             ffi::LUA_TSTRING => out.bulk(stack_bytes(state, idx)),
-            ffi::LUA_TTABLE => {
-                if ffi::lua_checkstack(state, 4) == 0 {
-                    out.error(b"ERR reached lua stack limit");
-                    return;
-                }
-                write_table(state, idx, out, depth)
-            }
+            ffi::LUA_TTABLE => write_table(state, idx, out, depth),
             _ => out.null(),
         }
     }

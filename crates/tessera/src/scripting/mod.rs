@@ -516,7 +516,12 @@ impl Vm {
                 if rc != 0 {
                     *result = Err(convert::script_error(state, top));
                 } else if ffi::lua_toboolean(state, top - 1) != 0 {
-                    convert::write_reply(state, top, out, 0);
+                    // Convert with the value second on the stack, as Redis
+                    // does (its error handler, then the value): how deep a
+                    // reply may nest depends on the stack space left.
+                    ffi::lua_replace(state, 2);
+                    ffi::lua_settop(state, 2);
+                    convert::write_reply(state, 2, out, 0);
                 } else {
                     *result = Err(convert::script_error(state, top));
                 }

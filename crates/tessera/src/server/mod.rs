@@ -117,6 +117,7 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
         senders.push(tx);
         let srv = srv.clone();
         std::thread::Builder::new()
+            .stack_size(WORKER_STACK_BYTES)
             .name(if i < threads {
                 format!("tessera-worker-{i}")
             } else {
@@ -216,6 +217,11 @@ struct Relisten {
 
 /// The acceptor's mailbox for [`Relisten`] requests (one server per
 /// process).
+/// Native stack for worker threads: a script's reply may nest as deep as
+/// Lua's stack allows (about 8000 levels, as in Redis), and converting it
+/// recurses once per level. Only the pages a thread touches are committed.
+pub const WORKER_STACK_BYTES: usize = 64 * 1024 * 1024;
+
 static RELISTEN: std::sync::OnceLock<mpsc::UnboundedSender<Relisten>> = std::sync::OnceLock::new();
 
 /// Applies CONFIG SET port / bind: the acceptor listens on the new port or
