@@ -727,3 +727,42 @@ fn reply_nesting_stops_where_redis_stops() {
     );
     assert_eq!(c.call(&["PING"]), simple("PONG"));
 }
+
+/// An error raised in a `loadstring` chunk names that chunk (its source is
+/// its text), also when the script tail-calls it and so has no frame left;
+/// errors of C functions name their caller.
+#[test]
+fn errors_name_the_chunk_that_raised_them() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    let sha = |body: &str| sha1_smol::Sha1::from(body).digest().to_string();
+    let cases = [
+        (
+            "local f = loadstring('error(\"boom\")') f()",
+            "ERR [string \"error(\"boom\")\"]:1: boom script: {sha}, on error(\"boom\"):1.",
+        ),
+        (
+            "local f = loadstring('error(\"boom\")') return f()",
+            "ERR [string \"error(\"boom\")\"]:1: boom script: {sha}, on error(\"boom\"):1.",
+        ),
+        (
+            "local f = loadstring('return redis.call(\"nosuch\")') return f()",
+            "ERR Unknown Redis command called from script script: {sha}, on return redis.call(\"nosuch\"):1.",
+        ),
+        (
+            "return error('x')",
+            "ERR user_script:1: x script: {sha}, on @user_script:1.",
+        ),
+        (
+            "rawset(redis, 'x', 1)",
+            "ERR Attempt to modify a readonly table script: {sha}, on @user_script:1.",
+        ),
+    ];
+    for (body, text) in cases {
+        assert_eq!(
+            eval(&mut c, body, &[], &[]),
+            error(&text.replace("{sha}", &sha(body))),
+            "{body}"
+        );
+    }
+}

@@ -288,13 +288,24 @@ pcall = function(f, ...)
   return unpack(r, 1, table.maxn(r))
 end
 
--- Turns any error into an {err=...} table naming the user script line.
+-- Turns any error into an {err=...} table naming where it was raised, as
+-- Redis's handler does: the raising function, or its caller when that is a
+-- C function. This chunk's Lua wrappers stand where Redis has C functions
+-- (or checks inside its Lua VM), so their frames are passed over too.
 local function handler(err)
   local level = 2
   local info = getinfo(level, 'Sl')
-  while info and info.source ~= '@user_script' and info.source ~= '@user_function' do
+  local function past_prelude()
+    while info and info.source == '=prelude' do
+      level = level + 1
+      info = getinfo(level, 'Sl')
+    end
+  end
+  past_prelude()
+  if info and info.what == 'C' then
     level = level + 1
     info = getinfo(level, 'Sl')
+    past_prelude()
   end
   err = __tessera_error_value(err)
   if type(err) ~= 'table' then
