@@ -766,3 +766,93 @@ fn errors_name_the_chunk_that_raised_them() {
         );
     }
 }
+
+/// `redis.acl_check_cmd`: true for every existing command (Tessera's one
+/// user may run them all), Redis's errors otherwise.
+#[test]
+fn acl_check_cmd_as_redis() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    for body in [
+        "return redis.acl_check_cmd('get')",
+        "return redis.acl_check_cmd('GET', 'a', 'b', 'c')",
+        "return redis.acl_check_cmd('config')",
+        "return redis.acl_check_cmd('config', 'get')",
+        "return redis.acl_check_cmd('get', 1.5)",
+    ] {
+        assert_eq!(eval(&mut c, body, &[], &[]), int(1), "{body}");
+    }
+    for (body, text) in [
+        (
+            "return redis.acl_check_cmd('nosuch')",
+            "ERR Invalid command passed to redis.acl_check_cmd()",
+        ),
+        (
+            "return redis.acl_check_cmd('config', 'nosuch')",
+            "ERR Invalid command passed to redis.acl_check_cmd()",
+        ),
+        (
+            "return redis.acl_check_cmd(1)",
+            "ERR Invalid command passed to redis.acl_check_cmd()",
+        ),
+        (
+            "return redis.acl_check_cmd('get', {})",
+            "ERR Lua redis lib command arguments must be strings or integers",
+        ),
+        (
+            "return redis.acl_check_cmd()",
+            "ERR Please specify at least one argument for this redis lib call",
+        ),
+    ] {
+        assert_eq!(eval(&mut c, body, &[], &[]), script_error(body, text));
+    }
+}
+
+/// Errors of the `redis.*` helpers are `{err=...}` tables wherever a script
+/// can see them (xpcall handlers, coroutine.resume), and a helper called in
+/// tail position still names the script line.
+#[test]
+fn helper_errors_are_tables() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    assert_eq!(
+        eval(
+            &mut c,
+            "return {xpcall(function() redis.setresp(5) end, function(e) return e.err end)}",
+            &[],
+            &[]
+        ),
+        Frame::Array(vec![
+            Frame::NullBulk,
+            bulk("ERR RESP version must be 2 or 3.")
+        ])
+    );
+    assert_eq!(
+        eval(
+            &mut c,
+            "local co = coroutine.create(function() redis.sha1hex() end) \
+             local ok, e = coroutine.resume(co) return {tostring(ok), type(e), e.err}",
+            &[],
+            &[]
+        ),
+        Frame::Array(vec![
+            bulk("false"),
+            bulk("table"),
+            bulk("ERR wrong number of arguments")
+        ])
+    );
+    assert_eq!(
+        eval(
+            &mut c,
+            "return select('#', redis.log(redis.LOG_DEBUG, 'x'))",
+            &[],
+            &[]
+        ),
+        int(0)
+    );
+    let body = "return redis.sha1hex()";
+    assert_eq!(
+        eval(&mut c, body, &[], &[]),
+        script_error(body, "ERR wrong number of arguments")
+    );
+}

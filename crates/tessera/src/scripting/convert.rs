@@ -639,6 +639,41 @@ pub fn build_redis_table(lua: &Lua) -> mlua::Result<Table> {
     )?;
     redis.raw_set("replicate_commands", lua.create_function(|_, ()| Ok(true))?)?;
     redis.raw_set("breakpoint", lua.create_function(|_, ()| Ok(false))?)?;
+    // Whether the running user may run a command: every existing command,
+    // as Tessera's only user is Redis's default user with all permissions.
+    // Arguments are read and the command looked up as Redis does (a
+    // container's subcommand when one is given).
+    redis.raw_set(
+        "acl_check_cmd",
+        lua.create_function(|_, args: MultiValue| {
+            let mut argv: Vec<Vec<u8>> = Vec::with_capacity(args.len());
+            for a in &args {
+                argv.push(match a {
+                    Value::String(s) => s.as_bytes().to_vec(),
+                    Value::Integer(i) => i.to_string().into_bytes(),
+                    Value::Number(n) => lua_number_text(*n).into_bytes(),
+                    _ => {
+                        return Err(lua_err(
+                            "Lua redis lib command arguments must be strings or integers",
+                        ))
+                    }
+                });
+            }
+            let Some(name) = argv.first() else {
+                return Err(lua_err(
+                    "Please specify at least one argument for this redis lib call",
+                ));
+            };
+            let found = crate::commands::lookup(name).and_then(|(id, cmd)| match argv.get(1) {
+                Some(sub) if !cmd.subcommands.is_empty() => crate::commands::lookup_sub(cmd, sub),
+                _ => Some((id, cmd)),
+            });
+            match found {
+                Some(_) => Ok(true),
+                None => Err(lua_err("Invalid command passed to redis.acl_check_cmd()")),
+            }
+        })?,
+    )?;
     redis.raw_set("debug", lua.create_function(|_, _: MultiValue| Ok(()))?)?;
     for (name, v) in [
         ("LOG_DEBUG", 0),

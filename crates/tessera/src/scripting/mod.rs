@@ -295,8 +295,11 @@ end
 local function handler(err)
   local level = 2
   local info = getinfo(level, 'Sl')
+  -- (A wrapper's own tail call leaves a "(tail call)" level behind it.)
   local function past_prelude()
-    while info and info.source == '=prelude' do
+    local passed = false
+    while info and (info.source == '=prelude' or (passed and info.source == '=(tail call)')) do
+      passed = true
       level = level + 1
       info = getinfo(level, 'Sl')
     end
@@ -400,6 +403,61 @@ __tessera_wrap_calls = function(redis, raw_call, raising_call)
 end
 "#;
 
+/// Wraps every `redis.*` helper but call/pcall (which raise tables
+/// themselves, and are the hot path) in [`helper_trampoline`].
+fn raise_helper_errors_as_tables(lua: &Lua, globals: &Table, redis: &Table) -> mlua::Result<()> {
+    let error_value: Function = globals.raw_get("__tessera_error_value")?;
+    let mut helpers = Vec::new();
+    for pair in redis.pairs::<String, Value>() {
+        let (name, value) = pair?;
+        if let Value::Function(f) = value {
+            if name != "call" && name != "pcall" {
+                helpers.push((name, f));
+            }
+        }
+    }
+    for (name, f) in helpers {
+        // SAFETY: exec_raw leaves the two arguments on the stack; the
+        // closure takes them as its upvalues and is the one value left.
+        let wrapped: Function = unsafe {
+            lua.exec_raw((f, error_value.clone()), |state| {
+                ffi::lua_pushcclosure(state, helper_trampoline, 2);
+            })?
+        };
+        redis.raw_set(name, wrapped)?;
+    }
+    Ok(())
+}
+
+/// Calls the helper in upvalue 1 with this call's arguments and returns its
+/// results. The helpers are Rust functions whose errors reach Lua as marked
+/// strings or userdata; this raises them again as the `{err=...}` tables
+/// Redis's helpers raise (converted by the prelude's error_value, upvalue
+/// 2), so xpcall handlers and coroutine.resume see tables too. Being a C
+/// function, it keeps the caller's frame where Redis's would be (a Lua
+/// wrapper would be tail-called and lose it).
+unsafe extern "C-unwind" fn helper_trampoline(state: *mut ffi::lua_State) -> std::ffi::c_int {
+    // SAFETY: called by Lua as a C closure with the two upvalues above;
+    // only the raw API is used and no Rust value with a destructor is alive
+    // when lua_error (or a memory error in a push) unwinds out of here.
+    unsafe {
+        let n = ffi::lua_gettop(state);
+        if ffi::lua_checkstack(state, 2) == 0 {
+            ffi::lua_pushstring(state, c"stack overflow".as_ptr());
+            ffi::lua_error(state);
+        }
+        ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
+        ffi::lua_insert(state, 1);
+        if ffi::lua_pcall(state, n, ffi::LUA_MULTRET, 0) == 0 {
+            return ffi::lua_gettop(state);
+        }
+        ffi::lua_pushvalue(state, ffi::lua_upvalueindex(2));
+        ffi::lua_insert(state, -2);
+        ffi::lua_call(state, 1, 1);
+        ffi::lua_error(state)
+    }
+}
+
 impl Vm {
     fn new(generation: u64) -> mlua::Result<Vm> {
         // SAFETY (of `unsafe_new_with`): the debug library is loaded because
@@ -428,6 +486,7 @@ impl Vm {
         let redis = convert::build_redis_table(&lua)?;
         globals.raw_set("redis", redis.clone())?;
         crate::commands::scripting::install_calls(&lua, &globals, &redis)?;
+        raise_helper_errors_as_tables(&lua, &globals, &redis)?;
         // Library tables are read-only to scripts, as in Redis 7.0.
         let readonly: Function = globals.get("__tessera_readonly")?;
         for name in [
