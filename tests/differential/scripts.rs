@@ -66,6 +66,14 @@ const CORPUS: &[(&str, usize, &str)] = &[
     ("local ok, e = coroutine.resume(coroutine.create(function() redis.call('INCR', KEYS[1]) end)) return {tostring(ok), type(e) == 'table' and e.err or 'none'}", 1, ""),
     ("local ok, e = xpcall(function() return redis.call('LPUSH', KEYS[1], 'x') end, function(x) return x end) return {tostring(ok), type(e) == 'table' and e.err or e}", 1, ""),
     ("return {err = 'plain'}", 0, ""),
+    // Helper errors as tables; errors in loadstring chunks (tail-called too); acl_check_cmd.
+    ("return {xpcall(function() redis.setresp(tonumber(ARGV[1])) end, function(e) return type(e) == 'table' and e.err or type(e) end)}", 0, "n"),
+    ("local ok, e = coroutine.resume(coroutine.create(function() return redis.sha1hex() end)) return {tostring(ok), type(e) == 'table' and e.err or type(e)}", 0, ""),
+    ("local f = loadstring('return redis.call(\"INCR\", \"' .. KEYS[1] .. '\")') return f()", 1, ""),
+    ("local f = loadstring('error(\"in chunk\")') f()", 0, ""),
+    ("return redis.acl_check_cmd(ARGV[1])", 0, "c"),
+    ("return redis.acl_check_cmd('config', ARGV[1])", 0, "c"),
+    ("local t = {} local cur = t for i = 1, 100 + tonumber(ARGV[1]) % 300 do cur[1] = {} cur = cur[1] end return t", 0, "n"),
     ("return redis.call('NOSUCHCOMMAND')", 0, ""),
     ("return redis.call('GET')", 0, ""),
     ("return redis.call('SET', KEYS[1], {})", 1, ""),
@@ -98,6 +106,11 @@ fn arg(rng: &mut StdRng, kind: char) -> String {
             _ => rng.gen_range(0..200).to_string(),
         },
         't' => pick(rng, &["tok1", "tok2"]).to_string(),
+        'c' => pick(
+            rng,
+            &["get", "SET", "get", "nosuch", "", "client", "CONFIG"],
+        )
+        .to_string(),
         'm' => rng.gen_range(100_000_000..200_000_000u64).to_string(),
         'j' => pick(
             rng,
