@@ -219,3 +219,40 @@ fn stats_kill_and_help() {
     );
     assert!(matches!(c.call(&["FUNCTION", "HELP"]), Frame::Array(v) if v.len() == 40));
 }
+
+/// A library's top-level code sees `redis` (register_function, log, the
+/// LOG_ and REDIS_VERSION constants) and no other global; its functions,
+/// when called, see every global and the whole redis API.
+#[test]
+fn load_time_environment_as_redis() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    for global in ["pcall", "string", "tonumber", "cjson", "_VERSION"] {
+        let lib = format!(
+            "#!lua name=env\nlocal v = {global}\nredis.register_function('g', function() return 1 end)"
+        );
+        assert_eq!(
+            c.call(&["FUNCTION", "LOAD", "REPLACE", lib.as_str()]),
+            error(&format!(
+                "ERR Error registering functions: ERR user_function:2: Script attempted to access nonexistent global variable '{global}'"
+            )),
+            "{global}"
+        );
+    }
+    let lib = "#!lua name=env\nlocal v = redis.setresp(3)\nredis.register_function('g', function() return 1 end)";
+    assert_eq!(
+        c.call(&["FUNCTION", "LOAD", "REPLACE", lib]),
+        error("ERR Error registering functions: ERR user_function:2: Script attempted to access nonexistent global variable 'setresp'")
+    );
+    let lib = "#!lua name=env\nredis.log(redis.LOG_DEBUG, redis.REDIS_VERSION)\nredis.register_function('g', function(k, a) return {tonumber('5'), type(string), type(pcall), type(redis.call)} end)";
+    assert_eq!(c.call(&["FUNCTION", "LOAD", "REPLACE", lib]), bulk("env"));
+    assert_eq!(
+        c.call(&["FCALL", "g", "0"]),
+        Frame::Array(vec![
+            int(5),
+            bulk("table"),
+            bulk("function"),
+            bulk("function")
+        ])
+    );
+}

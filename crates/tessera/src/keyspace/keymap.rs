@@ -74,8 +74,7 @@ impl KeyMap {
     /// Bytes of the vector and the index (excluding the keys' and values'
     /// own allocations).
     pub fn structure_bytes(&self) -> usize {
-        self.entries.capacity() * std::mem::size_of::<(Key, Entry)>()
-            + self.index.num_buckets() * (std::mem::size_of::<u32>() + 1)
+        self.entries.capacity() * std::mem::size_of::<(Key, Entry)>() + self.index.allocation_size()
     }
 
     /// Grows the entry vector by exactly `additional` slots.

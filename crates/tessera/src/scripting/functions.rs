@@ -156,10 +156,16 @@ pub fn load(vm: &mut Vm, name: &str, code: &[u8]) -> Result<(Library, Vec<Functi
             return Err(format!("ERR Error registering functions: {msg}"));
         }
     }
-    // Once loaded, the library's functions see the whole redis API.
-    inner
-        .raw_set("redis", vm.redis_ro.clone())
-        .map_err(|e| format!("ERR {e}"))?;
+    // Once loaded, the library's functions see the whole redis API and
+    // every global.
+    let see_globals = || -> mlua::Result<()> {
+        inner.raw_set("redis", vm.redis_ro.clone())?;
+        let mt = lua.create_table()?;
+        mt.raw_set("__index", vm.globals.clone())?;
+        inner.set_metatable(Some(mt));
+        Ok(())
+    };
+    see_globals().map_err(|e| format!("ERR {e}"))?;
     let regs = std::mem::take(&mut *registered.borrow_mut());
     if regs.is_empty() {
         return Err("ERR No functions registered".into());
@@ -175,23 +181,24 @@ pub fn load(vm: &mut Vm, name: &str, code: &[u8]) -> Result<(Library, Vec<Functi
     ))
 }
 
-/// The environment library code runs in: the usual read-only globals, but
-/// a `redis` table offering only what is allowed while loading.
+/// The environment library code runs in: read-only, and holding only a
+/// `redis` table that offers what is allowed while loading.
 fn load_env(vm: &Vm, registered: &Registered) -> mlua::Result<(Table, Table)> {
     let lua = &vm.lua;
     let redis = lua.create_table()?;
     let regs = registered.clone();
+    let register = lua.create_function(move |_, args: MultiValue| {
+        let (meta, f) = register_args(args)?;
+        let mut r = regs.borrow_mut();
+        if r.iter().any(|(m, _)| m.name == meta.name) {
+            return Err(lua_err("ERR Function already exists in the library"));
+        }
+        r.push((meta, f));
+        Ok(())
+    })?;
     redis.raw_set(
         "register_function",
-        lua.create_function(move |_, args: MultiValue| {
-            let (meta, f) = register_args(args)?;
-            let mut r = regs.borrow_mut();
-            if r.iter().any(|(m, _)| m.name == meta.name) {
-                return Err(lua_err("ERR Function already exists in the library"));
-            }
-            r.push((meta, f));
-            Ok(())
-        })?,
+        super::raising_tables(lua, &vm.globals, register)?,
     )?;
     for key in [
         "log",
@@ -201,17 +208,15 @@ fn load_env(vm: &Vm, registered: &Registered) -> mlua::Result<(Table, Table)> {
         "LOG_WARNING",
         "REDIS_VERSION",
         "REDIS_VERSION_NUM",
-        "setresp",
     ] {
         redis.raw_set(key, vm.redis.raw_get::<Value>(key)?)?;
     }
     let readonly: Function = vm.globals.get("__tessera_readonly")?;
     let redis_ro: Table = readonly.call((redis, true))?;
+    // While the library's top-level code runs, `redis` is its only global,
+    // as in Redis 7.0; `load` adds the rest once it has run.
     let inner = lua.create_table()?;
     inner.raw_set("redis", redis_ro)?;
-    let mt = lua.create_table()?;
-    mt.raw_set("__index", vm.globals.clone())?;
-    inner.set_metatable(Some(mt));
     let env: Table = readonly.call((inner.clone(), true))?;
     Ok((env, inner))
 }

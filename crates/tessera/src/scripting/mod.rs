@@ -310,6 +310,9 @@ local function handler(err)
     info = getinfo(level, 'Sl')
     past_prelude()
   end
+  -- A script that tail-called a wrapper has no frame left to name; Redis
+  -- (whose wrapped functions are C) would name its line, which is lost.
+  if info and info.what == 'C' then info = nil end
   err = __tessera_error_value(err)
   if type(err) ~= 'table' then
     err = {err = 'ERR ' .. tostring(err)}
@@ -406,7 +409,6 @@ end
 /// Wraps every `redis.*` helper but call/pcall (which raise tables
 /// themselves, and are the hot path) in [`helper_trampoline`].
 fn raise_helper_errors_as_tables(lua: &Lua, globals: &Table, redis: &Table) -> mlua::Result<()> {
-    let error_value: Function = globals.raw_get("__tessera_error_value")?;
     let mut helpers = Vec::new();
     for pair in redis.pairs::<String, Value>() {
         let (name, value) = pair?;
@@ -417,16 +419,21 @@ fn raise_helper_errors_as_tables(lua: &Lua, globals: &Table, redis: &Table) -> m
         }
     }
     for (name, f) in helpers {
-        // SAFETY: exec_raw leaves the two arguments on the stack; the
-        // closure takes them as its upvalues and is the one value left.
-        let wrapped: Function = unsafe {
-            lua.exec_raw((f, error_value.clone()), |state| {
-                ffi::lua_pushcclosure(state, helper_trampoline, 2);
-            })?
-        };
-        redis.raw_set(name, wrapped)?;
+        redis.raw_set(name, raising_tables(lua, globals, f)?)?;
     }
     Ok(())
+}
+
+/// `f` behind [`helper_trampoline`].
+pub(crate) fn raising_tables(lua: &Lua, globals: &Table, f: Function) -> mlua::Result<Function> {
+    let error_value: Function = globals.raw_get("__tessera_error_value")?;
+    // SAFETY: exec_raw leaves the two arguments on the stack; the closure
+    // takes them as its upvalues and is the one value left.
+    unsafe {
+        lua.exec_raw((f, error_value), |state| {
+            ffi::lua_pushcclosure(state, helper_trampoline, 2);
+        })
+    }
 }
 
 /// Calls the helper in upvalue 1 with this call's arguments and returns its

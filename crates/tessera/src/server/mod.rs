@@ -215,13 +215,13 @@ struct Relisten {
     reply: std::sync::mpsc::SyncSender<Result<(), String>>,
 }
 
-/// The acceptor's mailbox for [`Relisten`] requests (one server per
-/// process).
 /// Native stack for worker threads: a script's reply may nest as deep as
 /// Lua's stack allows (about 8000 levels, as in Redis), and converting it
 /// recurses once per level. Only the pages a thread touches are committed.
 pub const WORKER_STACK_BYTES: usize = 64 * 1024 * 1024;
 
+/// The acceptor's mailbox for [`Relisten`] requests (one server per
+/// process).
 static RELISTEN: std::sync::OnceLock<mpsc::UnboundedSender<Relisten>> = std::sync::OnceLock::new();
 
 /// Applies CONFIG SET port / bind: the acceptor listens on the new port or
