@@ -1548,3 +1548,59 @@ fn overwritten_or_expired_streams_unblock_readers_and_first_ready_key_wins() {
         other => panic!("XREAD answered {}", fmt_frame(&other)),
     }
 }
+
+/// A blocked XREADGROUP whose stream is deleted answers UNBLOCKED even when
+/// another command re-creates the stream and its group before the reader
+/// runs again (Redis answers it as soon as the deleting command ends); when
+/// the deletion and re-creation are one transaction, the reader is served
+/// from the new stream, as in Redis.
+#[test]
+fn deleted_and_recreated_stream_unblocks_xreadgroup_like_redis() {
+    let s = threaded_server();
+    let mut admin = s.raw();
+    let args = [
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "c",
+        "BLOCK",
+        "0",
+        "STREAMS",
+        "s",
+        ">",
+    ];
+    let recreate: [&[&str]; 3] = [
+        &["DEL", "s"],
+        &["XADD", "s", "1-1", "f", "v"],
+        &["XGROUP", "CREATE", "s", "g", "0"],
+    ];
+
+    // Separate commands (one pipeline): UNBLOCKED.
+    admin.call(&["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
+    let mut w = block(&s, &mut admin, &args);
+    assert_eq!(admin.pipeline(&recreate), vec![int(1), bulk("1-1"), ok()]);
+    assert_eq!(
+        w.read_frame(),
+        error("UNBLOCKED the stream key no longer exists")
+    );
+
+    // One transaction: served from the new stream.
+    admin.call(&["DEL", "s"]);
+    admin.call(&["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
+    let mut w = block(&s, &mut admin, &args);
+    assert_eq!(admin.call(&["MULTI"]), ok());
+    for c in recreate {
+        assert_eq!(admin.call(c), Frame::Simple(b"QUEUED".to_vec()));
+    }
+    assert_eq!(
+        admin.call(&["EXEC"]),
+        Frame::Array(vec![int(1), bulk("1-1"), ok()])
+    );
+    assert_eq!(
+        w.read_frame(),
+        Frame::Array(vec![Frame::Array(vec![
+            bulk("s"),
+            entries(&[("1-1", &["f", "v"])])
+        ])])
+    );
+}

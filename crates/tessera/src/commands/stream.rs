@@ -1019,6 +1019,9 @@ fn xread_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) -> CmdResult {
     } else {
         None
     };
+    if rerun && xreadgroup && ctx.client.woken_stream_gone {
+        return Err(CmdError::msg("UNBLOCKED the stream key no longer exists"));
+    }
     let now = ctx.now_ms;
     let me = ctx.client.id;
     let blocking = &ctx.srv.blocking;

@@ -45,6 +45,28 @@ thread_local! {
     static EVENTS: RefCell<Vec<Event>> = const { RefCell::new(Vec::new()) };
     static INVALIDATED: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
     static READY: RefCell<Vec<(usize, Vec<u8>)>> = const { RefCell::new(Vec::new()) };
+    static STREAMS_GONE: RefCell<Vec<(usize, Vec<u8>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Records that the stream at `key` was deleted or replaced: once the
+/// command is over, dispatch answers the XREADGROUP clients blocked on it
+/// if the key then holds no stream (Redis's UNBLOCKED error).
+#[inline]
+pub fn stream_gone(db: usize, key: &[u8]) {
+    STREAMS_GONE.with(|q| q.borrow_mut().push((db, key.to_vec())));
+}
+
+/// Takes the stream keys deleted or replaced on this thread.
+#[inline]
+pub fn take_streams_gone() -> Vec<(usize, Vec<u8>)> {
+    STREAMS_GONE.with(|q| {
+        let mut q = q.borrow_mut();
+        if q.is_empty() {
+            Vec::new()
+        } else {
+            std::mem::take(&mut *q)
+        }
+    })
 }
 
 /// Records that clients blocked on `key` may be served (signalled by

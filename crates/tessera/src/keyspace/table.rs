@@ -240,6 +240,7 @@ impl Table {
     #[inline]
     fn gone(&self, key: &[u8], entry: &Entry) {
         if matches!(entry.value, Value::Stream(_)) {
+            events::stream_gone(self.db, key);
             events::ready(self.db, key);
         }
     }

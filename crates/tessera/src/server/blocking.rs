@@ -13,7 +13,7 @@
 //! [`Client::block`]: super::client::Client::block
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -62,6 +62,9 @@ pub struct Waiter {
     /// The first key signalled since the last look (Redis serves a client
     /// blocked on several streams from the key that became ready first).
     ready_key: Mutex<Option<Key>>,
+    /// A stream it waits on was deleted or replaced and the key held no
+    /// stream when the deleting command ended.
+    stream_gone: AtomicBool,
 }
 
 impl Waiter {
@@ -71,6 +74,7 @@ impl Waiter {
             reason: AtomicU8::new(Wake::None as u8),
             notify: Notify::new(),
             ready_key: Mutex::new(None),
+            stream_gone: AtomicBool::new(false),
         })
     }
 
@@ -85,6 +89,11 @@ impl Waiter {
         if k.is_none() {
             *k = Some(Key::from_slice(key));
         }
+    }
+
+    /// Whether a stream it waits on went away since the last call.
+    pub fn take_stream_gone(&self) -> bool {
+        self.stream_gone.swap(false, Relaxed)
     }
 
     /// Takes the first key signalled since the last call.
@@ -164,6 +173,24 @@ impl BlockingRegistry {
         if let Some(first) = q.get(&(db, Key::from_slice(key))).and_then(|q| q.front()) {
             first.note_ready(key);
             first.wake(Wake::Ready);
+        }
+    }
+
+    /// The stream at `key` went away: every client waiting on it is woken
+    /// knowing that (XREADGROUP readers then answer UNBLOCKED, as Redis
+    /// answers them when it handles the deletion, whatever happens to the
+    /// key before they run).
+    pub fn signal_stream_gone(&self, db: usize, key: &[u8]) {
+        if self.blocked.load(Relaxed) == 0 {
+            return;
+        }
+        let q = self.queues.lock();
+        if let Some(queue) = q.get(&(db, Key::from_slice(key))) {
+            for w in queue {
+                w.stream_gone.store(true, Relaxed);
+                w.note_ready(key);
+                w.wake(Wake::Ready);
+            }
         }
     }
 

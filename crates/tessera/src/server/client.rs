@@ -40,6 +40,9 @@ pub struct Client {
     /// While a woken blocked command re-runs: the key that became ready
     /// first.
     pub woken_by: Option<crate::keyspace::Key>,
+    /// While a woken blocked command re-runs: a stream it waited on went
+    /// away (see `BlockingRegistry::signal_stream_gone`).
+    pub woken_stream_gone: bool,
     pub info: Arc<ClientInfo>,
     pub worker: Arc<WorkerStats>,
     /// Set by MONITOR: the task turns into a monitor feed after the reply.

@@ -46,6 +46,7 @@ pub async fn serve(srv: Arc<ServerState>, worker: Arc<WorkerStats>, stream: TcpS
         close_after_reply: false,
         close_now: false,
         woken_by: None,
+        woken_stream_gone: false,
         info: info.clone(),
         worker,
         become_monitor: false,
@@ -347,8 +348,10 @@ async fn wait_blocked(
                 let argv: SmallVec<[&[u8]; 8]> = args.iter().map(|a| a.as_slice()).collect();
                 let mark = out.buf.len();
                 client.woken_by = waiter.take_ready_key();
+                client.woken_stream_gone = waiter.take_stream_gone();
                 dispatch::execute(srv, client, out, &argv);
                 client.woken_by = None;
+                client.woken_stream_gone = false;
                 if client.block.take().is_some() {
                     // Still nothing for us: keep our place in the queues,
                     // and let the next in line look.

@@ -125,6 +125,24 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
 
 /// Wakes clients blocked on keys the command (or EXEC, or script) filled.
 fn signal_ready_keys(srv: &ServerState) {
+    // Streams first: a reader woken by the plain signal below must already
+    // know its stream went away.
+    for (db, key) in crate::keyspace::events::take_streams_gone() {
+        if srv.blocking.blocked_clients() == 0 {
+            continue;
+        }
+        let now = unix_ms();
+        let is_stream = {
+            let shard = srv.keyspace.lock_shard(crate::keyspace::shard_of(&key));
+            let table = &shard.dbs[db];
+            table.peek(&key).is_some_and(|e| {
+                matches!(e.value, crate::types::Value::Stream(_)) && !table.is_expired(&key, e, now)
+            })
+        };
+        if !is_stream {
+            srv.blocking.signal_stream_gone(db, &key);
+        }
+    }
     for (db, key) in crate::keyspace::events::take_ready() {
         srv.blocking.signal(db, &key);
     }
