@@ -278,9 +278,21 @@ impl Run<'_> {
     }
 
     fn reference_reply(&mut self) -> Frame {
-        self.reference.conn.try_read_frame().unwrap_or_else(|e| panic!("reference redis-server: {e}")).unwrap_or_else(|| {
-            panic!("reference redis-server closed the connection (harness bug: a generated command must not do that)")
-        })
+        let in_flight = || {
+            self.in_flight
+                .iter()
+                .map(|(step, c)| format!("#{step} {}", fmt_command(&c.args)))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        match self.reference.conn.try_read_frame() {
+            Ok(Some(f)) => f,
+            Ok(None) => panic!(
+                "reference redis-server closed the connection (harness bug: a generated command must not do that); in flight:\n{}",
+                in_flight()
+            ),
+            Err(e) => panic!("reference redis-server: {e}; in flight:\n{}", in_flight()),
+        }
     }
 
     fn exec_batch(&mut self, pending: &mut Vec<(u64, Cmd)>) {

@@ -224,7 +224,8 @@ fn c_xread(rng: &mut StdRng, ctx: &Ctx) -> Cmd {
         let c = count(rng);
         b = b.opt(rng, "COUNT").arg(c);
     }
-    if chance(rng, 0.15) {
+    let blocks = chance(rng, 0.15);
+    if blocks {
         b = b.opt(rng, "BLOCK").arg(pick(rng, &["5", "10", "-1"]));
     }
     if group && chance(rng, 0.2) {
@@ -233,7 +234,11 @@ fn c_xread(rng: &mut StdRng, ctx: &Ctx) -> Cmd {
     let n = rng.gen_range(1..=2);
     let keys: Vec<String> = (0..n).map(|_| key(rng)).collect();
     let ids = read_ids(rng, ctx, n, group);
-    b.opt(rng, "STREAMS").args(keys).args(ids).exact()
+    let mut c = b.opt(rng, "STREAMS").args(keys).args(ids).exact();
+    // Not mutated when it blocks: junk could turn the timeout into 0
+    // (forever), and nothing else on the single connection can wake it.
+    c.mutable = !blocks;
+    c
 }
 
 fn c_xgroup(rng: &mut StdRng, ctx: &Ctx) -> Cmd {
