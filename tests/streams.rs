@@ -1422,24 +1422,26 @@ fn blocked_xreadgroup_consumers_are_served_in_order() {
     assert_eq!(cons.len(), 3);
 }
 
+/// Consumer c of group g waits for new entries of stream s.
+const READ_S_BLOCKING: [&str; 9] = [
+    "XREADGROUP",
+    "GROUP",
+    "g",
+    "c",
+    "BLOCK",
+    "0",
+    "STREAMS",
+    "s",
+    ">",
+];
+
 #[test]
 fn deleting_a_stream_or_group_unblocks_xreadgroup() {
     let s = threaded_server();
     let mut admin = s.raw();
     add(&mut admin, "s", "1-1", &["f", "v"]);
     admin.call(&["XGROUP", "CREATE", "s", "g", "$"]);
-    let args = [
-        "XREADGROUP",
-        "GROUP",
-        "g",
-        "c",
-        "BLOCK",
-        "0",
-        "STREAMS",
-        "s",
-        ">",
-    ];
-    let mut w = block(&s, &mut admin, &args);
+    let mut w = block(&s, &mut admin, &READ_S_BLOCKING);
     let mut reader = block(
         &s,
         &mut admin,
@@ -1460,7 +1462,7 @@ fn deleting_a_stream_or_group_unblocks_xreadgroup() {
         ])])
     );
     admin.call(&["XGROUP", "CREATE", "s", "g", "$"]);
-    let mut w = block(&s, &mut admin, &args);
+    let mut w = block(&s, &mut admin, &READ_S_BLOCKING);
     assert_eq!(admin.call(&["XGROUP", "DESTROY", "s", "g"]), int(1));
     assert_eq!(
         w.read_frame(),
@@ -1558,17 +1560,6 @@ fn overwritten_or_expired_streams_unblock_readers_and_first_ready_key_wins() {
 fn deleted_and_recreated_stream_unblocks_xreadgroup_like_redis() {
     let s = threaded_server();
     let mut admin = s.raw();
-    let args = [
-        "XREADGROUP",
-        "GROUP",
-        "g",
-        "c",
-        "BLOCK",
-        "0",
-        "STREAMS",
-        "s",
-        ">",
-    ];
     let recreate: [&[&str]; 3] = [
         &["DEL", "s"],
         &["XADD", "s", "1-1", "f", "v"],
@@ -1577,7 +1568,7 @@ fn deleted_and_recreated_stream_unblocks_xreadgroup_like_redis() {
 
     // Separate commands (one pipeline): UNBLOCKED.
     admin.call(&["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
-    let mut w = block(&s, &mut admin, &args);
+    let mut w = block(&s, &mut admin, &READ_S_BLOCKING);
     assert_eq!(admin.pipeline(&recreate), vec![int(1), bulk("1-1"), ok()]);
     assert_eq!(
         w.read_frame(),
@@ -1587,7 +1578,7 @@ fn deleted_and_recreated_stream_unblocks_xreadgroup_like_redis() {
     // One transaction: served from the new stream.
     admin.call(&["DEL", "s"]);
     admin.call(&["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
-    let mut w = block(&s, &mut admin, &args);
+    let mut w = block(&s, &mut admin, &READ_S_BLOCKING);
     assert_eq!(admin.call(&["MULTI"]), ok());
     for c in recreate {
         assert_eq!(admin.call(c), Frame::Simple(b"QUEUED".to_vec()));

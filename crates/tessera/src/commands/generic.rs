@@ -414,7 +414,7 @@ fn move_cmd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let Some((k, e, at)) = db.table(key).remove_full(key) else {
             return 0;
         };
-        db.table_in(target, key).insert_owned(k, e, at);
+        db.table_in(target, key).insert_expiring(&k, e, at);
         db.signal_modified(key);
         db.table_in(target, key).touch_watched(key);
         db.notify(Class::GENERIC, "move_from", key);

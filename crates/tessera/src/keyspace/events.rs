@@ -41,25 +41,26 @@ pub struct Event {
     pub key: Vec<u8>,
 }
 
+/// A key whose blocked clients may be served once the command is over.
+pub struct ReadyKey {
+    pub db: usize,
+    pub key: Vec<u8>,
+    /// The stream at the key was deleted or replaced: dispatch answers the
+    /// XREADGROUP clients blocked on it if the key then holds no stream
+    /// (Redis's UNBLOCKED error).
+    pub stream_gone: bool,
+}
+
 thread_local! {
     static EVENTS: RefCell<Vec<Event>> = const { RefCell::new(Vec::new()) };
     static INVALIDATED: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
-    static READY: RefCell<Vec<(usize, Vec<u8>)>> = const { RefCell::new(Vec::new()) };
-    static STREAMS_GONE: RefCell<Vec<(usize, Vec<u8>)>> = const { RefCell::new(Vec::new()) };
+    static READY: RefCell<Vec<ReadyKey>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Records that the stream at `key` was deleted or replaced: once the
-/// command is over, dispatch answers the XREADGROUP clients blocked on it
-/// if the key then holds no stream (Redis's UNBLOCKED error).
+/// Empties one of this thread's queues without allocating when it is empty.
 #[inline]
-pub fn stream_gone(db: usize, key: &[u8]) {
-    STREAMS_GONE.with(|q| q.borrow_mut().push((db, key.to_vec())));
-}
-
-/// Takes the stream keys deleted or replaced on this thread.
-#[inline]
-pub fn take_streams_gone() -> Vec<(usize, Vec<u8>)> {
-    STREAMS_GONE.with(|q| {
+fn take<T>(queue: &'static std::thread::LocalKey<RefCell<Vec<T>>>) -> Vec<T> {
+    queue.with(|q| {
         let mut q = q.borrow_mut();
         if q.is_empty() {
             Vec::new()
@@ -73,20 +74,31 @@ pub fn take_streams_gone() -> Vec<(usize, Vec<u8>)> {
 /// dispatch once the command is over).
 #[inline]
 pub fn ready(db: usize, key: &[u8]) {
-    READY.with(|q| q.borrow_mut().push((db, key.to_vec())));
+    push_ready(db, key, false);
+}
+
+/// Records that the stream at `key` was deleted or replaced (which also
+/// makes the key ready, see [`ReadyKey::stream_gone`]).
+#[inline]
+pub fn stream_gone(db: usize, key: &[u8]) {
+    push_ready(db, key, true);
+}
+
+#[inline]
+fn push_ready(db: usize, key: &[u8], stream_gone: bool) {
+    READY.with(|q| {
+        q.borrow_mut().push(ReadyKey {
+            db,
+            key: key.to_vec(),
+            stream_gone,
+        })
+    });
 }
 
 /// Takes the keys made ready on this thread.
 #[inline]
-pub fn take_ready() -> Vec<(usize, Vec<u8>)> {
-    READY.with(|q| {
-        let mut q = q.borrow_mut();
-        if q.is_empty() {
-            Vec::new()
-        } else {
-            std::mem::take(&mut *q)
-        }
-    })
+pub fn take_ready() -> Vec<ReadyKey> {
+    take(&READY)
 }
 
 /// Records a notification of `class` (one of [`Class`]'s type bits) if the
@@ -119,27 +131,13 @@ pub fn invalidate(key: &[u8]) {
 /// Takes the notifications queued on this thread.
 #[inline]
 pub fn take_events() -> Vec<Event> {
-    EVENTS.with(|q| {
-        let mut q = q.borrow_mut();
-        if q.is_empty() {
-            Vec::new()
-        } else {
-            std::mem::take(&mut *q)
-        }
-    })
+    take(&EVENTS)
 }
 
 /// Takes the invalidated keys queued on this thread.
 #[inline]
 pub fn take_invalidated() -> Vec<Vec<u8>> {
-    INVALIDATED.with(|q| {
-        let mut q = q.borrow_mut();
-        if q.is_empty() {
-            Vec::new()
-        } else {
-            std::mem::take(&mut *q)
-        }
-    })
+    take(&INVALIDATED)
 }
 
 /// Whether anything is queued on this thread (cheap check for dispatch).

@@ -241,7 +241,6 @@ impl Table {
     fn gone(&self, key: &[u8], entry: &Entry) {
         if matches!(entry.value, Value::Stream(_)) {
             events::stream_gone(self.db, key);
-            events::ready(self.db, key);
         }
     }
 
@@ -359,7 +358,7 @@ impl Table {
         expired_before: Option<i64>,
     ) -> Result<Option<Entry>, Entry> {
         entry.ttl = at_ms != 0;
-        // Before the probe: growing would invalidate the slot it finds.
+        // The entry vector grows in small steps (see reserve_one).
         self.reserve_one();
         let old = match self.map.insert_new(key, entry) {
             InsertNew::Present(idx, entry) => {
@@ -381,20 +380,6 @@ impl Table {
             }
         };
         Ok(old)
-    }
-
-    /// Inserts with an owned key (avoids a copy on RENAME/MOVE).
-    pub fn insert_owned(&mut self, key: Key, mut entry: Entry, at_ms: i64) -> Option<Entry> {
-        entry.ttl = at_ms != 0;
-        let was = self.map.get(&key).is_some_and(|e| e.ttl);
-        self.record_expire(&key, at_ms, was);
-        self.reserve_one();
-        let old = self.map.insert(key.clone(), entry);
-        match &old {
-            None => events::notify(Class::NEW, "new", self.db, &key),
-            Some(o) => self.gone(&key, o),
-        }
-        old
     }
 
     fn record_expire(&mut self, key: &[u8], at_ms: i64, had_ttl: bool) {
@@ -435,7 +420,7 @@ impl Table {
     /// Removes and returns the key, its entry and its expiry (0: none), for
     /// RENAME and MOVE.
     pub fn remove_full(&mut self, key: &[u8]) -> Option<(Key, Entry, i64)> {
-        let (_, k, e) = self.map.swap_remove_full(key)?;
+        let (k, e) = self.map.swap_remove(key)?;
         self.gone(&k, &e);
         let at = if e.ttl {
             self.expires.swap_remove(key).unwrap_or(0)
@@ -526,7 +511,7 @@ impl Table {
                 .is_some_and(|(_, &at)| at <= now_ms);
             if dead {
                 if let Some((k, _)) = self.expires.swap_remove_index(idx) {
-                    if let Some((_, _, e)) = self.map.swap_remove_full(&k) {
+                    if let Some((_, e)) = self.map.swap_remove(&k) {
                         self.gone(&k, &e);
                     }
                     self.expired(&k);

@@ -487,6 +487,17 @@ pub fn error_code_text(msg: &[u8]) -> Vec<u8> {
     out
 }
 
+/// A string argument's bytes, or a number's as Lua prints it; None for
+/// any other type.
+fn string_or_number_bytes(v: &Value) -> Option<Vec<u8>> {
+    match v {
+        Value::String(s) => Some(s.as_bytes().to_vec()),
+        Value::Integer(i) => Some(i.to_string().into_bytes()),
+        Value::Number(n) => Some(lua_number_text(*n).into_bytes()),
+        _ => None,
+    }
+}
+
 /// Lua 5.1's number-to-string conversion (`%.14g`).
 pub fn lua_number_text(n: f64) -> String {
     if n.is_finite() && n == n.trunc() && n.abs() < 1e15 {
@@ -536,12 +547,7 @@ pub fn build_redis_table(lua: &Lua) -> mlua::Result<Table> {
             if args.len() != 1 {
                 return Err(lua_err("wrong number of arguments"));
             }
-            let data: Vec<u8> = match &args[0] {
-                Value::String(s) => s.as_bytes().to_vec(),
-                Value::Integer(i) => i.to_string().into_bytes(),
-                Value::Number(n) => lua_number_text(*n).into_bytes(),
-                _ => Vec::new(),
-            };
+            let data = string_or_number_bytes(&args[0]).unwrap_or_default();
             Ok(super::sha1_hex(&data))
         })?,
     )?;
@@ -646,19 +652,13 @@ pub fn build_redis_table(lua: &Lua) -> mlua::Result<Table> {
     redis.raw_set(
         "acl_check_cmd",
         lua.create_function(|_, args: MultiValue| {
-            let mut argv: Vec<Vec<u8>> = Vec::with_capacity(args.len());
-            for a in &args {
-                argv.push(match a {
-                    Value::String(s) => s.as_bytes().to_vec(),
-                    Value::Integer(i) => i.to_string().into_bytes(),
-                    Value::Number(n) => lua_number_text(*n).into_bytes(),
-                    _ => {
-                        return Err(lua_err(
-                            "Lua redis lib command arguments must be strings or integers",
-                        ))
-                    }
-                });
-            }
+            let argv = args
+                .iter()
+                .map(string_or_number_bytes)
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| {
+                    lua_err("Lua redis lib command arguments must be strings or integers")
+                })?;
             let Some(name) = argv.first() else {
                 return Err(lua_err(
                     "Please specify at least one argument for this redis lib call",

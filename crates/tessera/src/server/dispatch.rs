@@ -125,26 +125,30 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
 
 /// Wakes clients blocked on keys the command (or EXEC, or script) filled.
 fn signal_ready_keys(srv: &ServerState) {
-    // Streams first: a reader woken by the plain signal below must already
+    let ready = crate::keyspace::events::take_ready();
+    if ready.is_empty() {
+        return;
+    }
+    // Gone streams first: a reader woken by a plain signal must already
     // know its stream went away.
-    for (db, key) in crate::keyspace::events::take_streams_gone() {
-        if srv.blocking.blocked_clients() == 0 {
-            continue;
-        }
+    if srv.blocking.blocked_clients() > 0 && ready.iter().any(|r| r.stream_gone) {
         let now = unix_ms();
-        let is_stream = {
-            let shard = srv.keyspace.lock_shard(crate::keyspace::shard_of(&key));
-            let table = &shard.dbs[db];
-            table.peek(&key).is_some_and(|e| {
-                matches!(e.value, crate::types::Value::Stream(_)) && !table.is_expired(&key, e, now)
-            })
-        };
-        if !is_stream {
-            srv.blocking.signal_stream_gone(db, &key);
+        for r in ready.iter().filter(|r| r.stream_gone) {
+            let is_stream = {
+                let shard = srv.keyspace.lock_shard(crate::keyspace::shard_of(&r.key));
+                let table = &shard.dbs[r.db];
+                table.peek(&r.key).is_some_and(|e| {
+                    matches!(e.value, crate::types::Value::Stream(_))
+                        && !table.is_expired(&r.key, e, now)
+                })
+            };
+            if !is_stream {
+                srv.blocking.signal_stream_gone(r.db, &r.key);
+            }
         }
     }
-    for (db, key) in crate::keyspace::events::take_ready() {
-        srv.blocking.signal(db, &key);
+    for r in &ready {
+        srv.blocking.signal(r.db, &r.key);
     }
 }
 
