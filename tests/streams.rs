@@ -1595,3 +1595,28 @@ fn deleted_and_recreated_stream_unblocks_xreadgroup_like_redis() {
         ])])
     );
 }
+
+/// An exact MINID trim can leave a node holding only tombstones; after
+/// XSETID lowers the emptied stream's last ID, new entries below that
+/// node's first ID join it, as in Redis (whose node deltas are signed; a
+/// debug build overflowed here, found by a differential seed).
+#[test]
+fn trim_to_tombstones_then_lower_ids() {
+    let s = TestServer::start();
+    let mut r = s.raw();
+    add(&mut r, "s", "1-1", &["f", "v"]);
+    add(&mut r, "s", "2-1", &["f", "v"]);
+    assert_eq!(r.call(&["XDEL", "s", "2-1"]), int(1));
+    assert_eq!(r.call(&["XTRIM", "s", "MINID", "2-0"]), int(1));
+    assert_eq!(r.call(&["XLEN", "s"]), int(0));
+    assert_eq!(r.call(&["XSETID", "s", "0-5"]), ok());
+    assert_eq!(add(&mut r, "s", "0-6", &["f", "v"]), bulk("0-6"));
+    assert_eq!(add(&mut r, "s", "0-7", &["g", "w"]), bulk("0-7"));
+    assert_eq!(
+        r.call(&["XRANGE", "s", "-", "+"]),
+        entries(&[("0-6", &["f", "v"]), ("0-7", &["g", "w"])])
+    );
+    let info = r.call(&["XINFO", "STREAM", "s"]);
+    assert_eq!(field(&info, "radix-tree-keys"), int(1));
+    assert_eq!(field(&info, "length"), int(2));
+}

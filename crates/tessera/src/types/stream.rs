@@ -248,7 +248,10 @@ impl Node {
     fn append(&mut self, master: StreamId, id: StreamId, pairs: &[&[u8]]) {
         let fields: Vec<&[u8]> = pairs.iter().step_by(2).copied().collect();
         let same = self.same_as_master(&fields);
-        let ms_delta = id.ms - master.ms;
+        // Wrapping, as Redis stores a signed delta: after an exact MINID
+        // trim leaves a node of tombstones and XSETID lowers the emptied
+        // stream's last ID, a new entry may sit below its node's first ID.
+        let ms_delta = id.ms.wrapping_sub(master.ms);
         let seq_delta = id.seq.wrapping_sub(master.seq);
         self.buf.push(if same { F_SAME } else { 0 });
         put_varint(&mut self.buf, ms_delta);
@@ -287,7 +290,7 @@ impl Node {
         let id = if ms_delta == 0 {
             StreamId::new(master.ms, master.seq.wrapping_add(s))
         } else {
-            StreamId::new(master.ms + ms_delta, s)
+            StreamId::new(master.ms.wrapping_add(ms_delta), s)
         };
         let n = if flags & F_SAME != 0 {
             self.nmaster as usize
