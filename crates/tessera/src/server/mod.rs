@@ -361,6 +361,12 @@ fn accept_loop(
             let s = match event {
                 Event::Shutdown => return,
                 Event::Relisten(req) => {
+                    // Connections already waiting in the old listeners'
+                    // backlogs were made before the change: serve them
+                    // rather than reset them when those listeners close.
+                    for s in drain_backlogs(&listeners) {
+                        next = hand_over(&srv, &senders, s, next);
+                    }
                     let (now, result) = serve_relisten(&srv, std::mem::take(&mut listeners), &req);
                     listeners = now;
                     let _ = req.reply.send(result);
@@ -376,33 +382,57 @@ fn accept_loop(
                     Err(_) => continue,
                 },
             };
-            srv.acceptor.connections_received.add(1);
-            if srv.clients.connected() as u64 >= srv.config.maxclients() {
-                srv.acceptor.rejected_connections.add(1);
-                use std::io::Write;
-                let mut s = s;
-                let _ = s.write_all(b"-ERR max number of clients reached\r\n");
-                continue;
-            }
-            if denied_by_protected_mode(&srv, &s) {
-                use std::io::Write;
-                let mut s = s;
-                let _ = s.write_all(PROTECTED_MODE_DENIED);
-                continue;
-            }
-            let _ = s.set_nodelay(true);
-            let id = srv.clients.next_id();
-            let mut w = next % srv.worker_threads;
-            next = next.wrapping_add(1);
-            // A worker stuck in a busy script cannot serve anyone; new
-            // clients (SCRIPT KILL!) go to the next worker, the spare one
-            // when there is a single regular worker.
-            if w == srv.scripts.busy_worker.load(Relaxed) && senders.len() > 1 {
-                w = (w + 1) % senders.len();
-            }
-            let _ = senders[w].send((s, id));
+            next = hand_over(&srv, &senders, s, next);
         }
     });
+}
+
+/// Every connection already queued on `listeners`, without waiting. The
+/// accept goes to the socket itself: tokio's cached readiness may not have
+/// seen the newest arrivals yet.
+fn drain_backlogs(listeners: &[tokio::net::TcpListener]) -> Vec<std::net::TcpStream> {
+    let mut queued = Vec::new();
+    for l in listeners {
+        // The listener is non-blocking: this stops at WouldBlock.
+        while let Ok((s, _)) = socket2::SockRef::from(l).accept() {
+            queued.push(s.into());
+        }
+    }
+    queued
+}
+
+/// Admits an accepted connection (maxclients, protected mode) and gives it
+/// to a worker, round robin from `next`; returns the next turn.
+fn hand_over(
+    srv: &ServerState,
+    senders: &[mpsc::UnboundedSender<(std::net::TcpStream, u64)>],
+    s: std::net::TcpStream,
+    next: usize,
+) -> usize {
+    use std::io::Write;
+    srv.acceptor.connections_received.add(1);
+    if srv.clients.connected() as u64 >= srv.config.maxclients() {
+        srv.acceptor.rejected_connections.add(1);
+        let mut s = s;
+        let _ = s.write_all(b"-ERR max number of clients reached\r\n");
+        return next;
+    }
+    if denied_by_protected_mode(srv, &s) {
+        let mut s = s;
+        let _ = s.write_all(PROTECTED_MODE_DENIED);
+        return next;
+    }
+    let _ = s.set_nodelay(true);
+    let id = srv.clients.next_id();
+    let mut w = next % srv.worker_threads;
+    // A worker stuck in a busy script cannot serve anyone; new clients
+    // (SCRIPT KILL!) go to the next worker, the spare one when there is a
+    // single regular worker.
+    if w == srv.scripts.busy_worker.load(Relaxed) && senders.len() > 1 {
+        w = (w + 1) % senders.len();
+    }
+    let _ = senders[w].send((s, id));
+    next.wrapping_add(1)
 }
 
 /// SIGTERM and SIGINT end the process cleanly, as redis-server does when no
