@@ -220,6 +220,68 @@ fn stats_kill_and_help() {
     assert!(matches!(c.call(&["FUNCTION", "HELP"]), Frame::Array(v) if v.len() == 40));
 }
 
+/// FUNCTION STATS and FUNCTION KILL from a client on the thread that runs
+/// the busy function (tessera: one worker thread).
+#[test]
+fn busy_function_is_seen_and_killed_from_its_own_thread() {
+    let s = if common::target_is_redis() {
+        TestServer::start()
+    } else {
+        TestServer::start_with(&["--threads", "1"])
+    };
+    let mut other = s.raw();
+    let mut runner = s.raw();
+    other.call(&["CONFIG", "SET", "busy-reply-threshold", "100"]);
+    assert_eq!(
+        other.call(&[
+            "FUNCTION",
+            "LOAD",
+            "#!lua name=spinlib\nredis.register_function('spin', function() while true do end end)"
+        ]),
+        bulk("spinlib")
+    );
+    runner.send(&["FCALL", "spin", "0"]);
+    let busy =
+        "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+    let mut answered = Frame::Null;
+    for _ in 0..200 {
+        answered = other.call(&["PING"]);
+        if answered == error(busy) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(answered, error(busy));
+    // SCRIPT KILL does not stop a function: the answer names what would.
+    assert_eq!(other.call(&["SCRIPT", "KILL"]), error(busy));
+    let Frame::Array(stats) = other.call(&["FUNCTION", "STATS"]) else {
+        panic!("FUNCTION STATS")
+    };
+    let Frame::Array(running) = &stats[1] else {
+        panic!("running_script: {:?}", stats[1])
+    };
+    assert_eq!(
+        running[..4],
+        [
+            bulk("name"),
+            bulk("spin"),
+            bulk("command"),
+            Frame::Array(vec![bulk("FCALL"), bulk("spin"), bulk("0")])
+        ]
+    );
+    assert_eq!(running[4], bulk("duration_ms"));
+    assert_eq!(other.call(&["FUNCTION", "KILL"]), simple("OK"));
+    match runner.read_frame() {
+        // Redis names SCRIPT KILL here too.
+        Frame::Error(e) => assert_eq!(
+            String::from_utf8_lossy(&e),
+            "ERR Script killed by user with SCRIPT KILL... script: spin, on @user_function:2."
+        ),
+        other => panic!("expected the function to be killed, got {other:?}"),
+    }
+    assert_eq!(other.call(&["PING"]), simple("PONG"));
+}
+
 /// A library's top-level code sees `redis` (register_function, log, the
 /// LOG_ and REDIS_VERSION constants) and no other global; its functions,
 /// when called, see every global and the whole redis API.

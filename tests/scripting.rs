@@ -536,6 +536,109 @@ fn busy_script_then_script_kill_with(tessera_args: &[&str]) {
     assert_eq!(runner.call(&["PING"]), simple("PONG"));
 }
 
+/// A server where every connection shares the thread that will run the
+/// script (tessera: one worker thread), with a 100 ms busy threshold.
+fn one_thread_server() -> TestServer {
+    let s = if common::target_is_redis() {
+        TestServer::start()
+    } else {
+        TestServer::start_with(&["--threads", "1"])
+    };
+    s.raw()
+        .call(&["CONFIG", "SET", "busy-reply-threshold", "100"]);
+    s
+}
+
+/// Sends commands until one is answered -BUSY (the script is past the
+/// threshold); returns that error.
+fn until_busy(c: &mut common::RawClient, cmd: &[&str]) -> Vec<u8> {
+    for _ in 0..200 {
+        match c.call(cmd) {
+            Frame::Error(e) if e.starts_with(b"BUSY") => return e,
+            _ => std::thread::sleep(std::time::Duration::from_millis(50)),
+        }
+    }
+    panic!("no -BUSY reply to {cmd:?}");
+}
+
+const BUSY_EVAL: &str =
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+
+/// Clients connected before the script, on the thread that runs it, are
+/// answered as Redis answers every client then: -BUSY, transactions
+/// flagged and aborted, WATCH and DISCARD served, SCRIPT KILL obeyed.
+#[test]
+fn busy_script_serves_clients_on_its_own_thread() {
+    let s = one_thread_server();
+    let mut queued = s.raw();
+    let mut other = s.raw();
+    let mut runner = s.raw();
+    assert_eq!(queued.call(&["MULTI"]), simple("OK"));
+    assert_eq!(queued.call(&["SET", "k", "v"]), simple("QUEUED"));
+    runner.send(&[
+        "EVAL",
+        "redis.call('get', KEYS[1]) local i = 0 while true do i = i + 1 end",
+        "1",
+        "busykey",
+    ]);
+    assert_eq!(until_busy(&mut other, &["PING"]), BUSY_EVAL.as_bytes());
+    assert_eq!(other.call(&["GET", "x"]), error(BUSY_EVAL));
+    assert_eq!(
+        queued.call(&["EXEC"]),
+        error(&format!(
+            "EXECABORT Transaction discarded because of: {BUSY_EVAL}"
+        ))
+    );
+    assert_eq!(other.call(&["MULTI"]), simple("OK"));
+    assert_eq!(other.call(&["INCR", "x"]), error(BUSY_EVAL));
+    assert_eq!(other.call(&["DISCARD"]), simple("OK"));
+    assert_eq!(other.call(&["WATCH", "w"]), simple("OK"));
+    assert_eq!(other.call(&["UNWATCH"]), simple("OK"));
+    // A pipeline is answered in order.
+    other.send_many(&[&["PING"][..], &["SCRIPT", "KILL", "now"], &["ECHO", "e"]]);
+    assert_eq!(other.read_frame(), error(BUSY_EVAL));
+    assert_eq!(
+        other.read_frame(),
+        error("ERR wrong number of arguments for 'script|kill' command")
+    );
+    assert_eq!(other.read_frame(), error(BUSY_EVAL));
+    assert_eq!(other.call(&["SCRIPT", "KILL"]), simple("OK"));
+    match runner.read_frame() {
+        Frame::Error(e) => assert!(e.starts_with(b"ERR Script killed by user with SCRIPT KILL...")),
+        other => panic!("expected the script to be killed, got {other:?}"),
+    }
+    assert_eq!(queued.call(&["GET", "k"]), Frame::NullBulk);
+    assert_eq!(other.call(&["PING"]), simple("PONG"));
+    assert_eq!(runner.call(&["PING"]), simple("PONG"));
+}
+
+/// A script that wrote cannot be killed; SHUTDOWN NOSAVE from a client on
+/// its thread stops the server.
+#[test]
+fn busy_script_that_wrote_stops_on_shutdown_nosave_from_its_thread() {
+    let mut s = one_thread_server();
+    let mut other = s.raw();
+    let mut runner = s.raw();
+    runner.send(&[
+        "EVAL",
+        "redis.call('set', KEYS[1], 'v') while true do end",
+        "1",
+        "busykey",
+    ]);
+    until_busy(&mut other, &["PING"]);
+    assert_eq!(
+        other.call(&["SCRIPT", "KILL"]),
+        error("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.")
+    );
+    other.send(&["SHUTDOWN", "NOSAVE"]);
+    other.expect_closed();
+    assert!(
+        common::wait_until(std::time::Duration::from_secs(20), || !s.is_alive()),
+        "server still running after SHUTDOWN NOSAVE"
+    );
+    s.stop();
+}
+
 #[test]
 fn scripts_are_atomic_across_threads_even_with_undeclared_keys() {
     if common::target_is_redis() {

@@ -345,7 +345,6 @@ struct CallState<'s, 'c> {
     started: Instant,
     threshold_ms: u64,
     worker_index: usize,
-    is_function: bool,
     /// The reply of the latest `redis.call` (or its error text), read by
     /// the Lua side after the call's Rust part has returned.
     scratch: ReplyBuf,
@@ -447,12 +446,16 @@ pub fn install_calls(
                     srv.keyspace.busy.store(true, Relaxed);
                     srv.scripts.busy_worker.store(st.worker_index, Relaxed);
                 }
+                if srv.keyspace.busy.load(Relaxed) {
+                    // Redis serves other clients during a busy script; those
+                    // parked on this thread can only be served from here.
+                    crate::server::parked::pump(srv);
+                }
                 if srv.scripts.kill.load(Relaxed) {
-                    return Err(mlua::Error::runtime(if st.is_function {
-                        "\u{1}tessera:ERR Script killed by user with FUNCTION KILL..."
-                    } else {
-                        "\u{1}tessera:ERR Script killed by user with SCRIPT KILL..."
-                    }));
+                    // (Redis names SCRIPT KILL for functions too.)
+                    return Err(mlua::Error::runtime(
+                        "\u{1}tessera:ERR Script killed by user with SCRIPT KILL...",
+                    ));
                 }
                 Ok(())
             });
@@ -532,7 +535,6 @@ pub fn run_function(
         started: Instant::now(),
         threshold_ms: srv.config.busy_reply_threshold(),
         worker_index,
-        is_function: spec.is_function,
         scratch: ReplyBuf {
             buf: SCRATCH.with(|b| b.take()),
             protocol: Protocol::Resp2,
@@ -847,11 +849,13 @@ pub fn kill_running(ctx: &mut Ctx, function: bool) -> CmdResult {
     if !s.running.load(Relaxed) {
         return Err(CmdError::msg("NOTBUSY No scripts in execution right now."));
     }
-    if s.running_function.load(Relaxed) != function {
-        return Err(CmdError::msg("NOTBUSY No scripts in execution right now."));
-    }
     if s.wrote.load(Relaxed) {
         return Err(CmdError::msg("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."));
+    }
+    // SCRIPT KILL does not stop a function, nor FUNCTION KILL a script: the
+    // answer names the one that would.
+    if s.running_function.load(Relaxed) != function {
+        return Err(busy_error(ctx.srv));
     }
     s.kill.store(true, Relaxed);
     ctx.out.ok();

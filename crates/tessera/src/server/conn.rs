@@ -17,6 +17,7 @@ use tokio::net::TcpStream;
 use super::blocking::{BlockRequest, Waiter, Wake};
 use super::client::{Client, ClientInfo, ReplyMode};
 use super::dispatch;
+use super::parked::{ConnState, ParkSlot, Registration, Woke};
 use super::state::{unix_ms, ServerState};
 use super::stats::WorkerStats;
 
@@ -36,7 +37,7 @@ pub async fn serve(srv: Arc<ServerState>, worker: Arc<WorkerStats>, stream: TcpS
     };
     let info = Arc::new(ClientInfo::new(id, addr, laddr, fd, unix_ms()));
     srv.clients.register(info.clone());
-    let mut client = Client {
+    let client = Client {
         id,
         db: 0,
         authenticated: srv.config.requirepass().is_none(),
@@ -58,46 +59,71 @@ pub async fn serve(srv: Arc<ServerState>, worker: Arc<WorkerStats>, stream: TcpS
         tracking: Default::default(),
     };
     info.authenticated.store(client.authenticated, Relaxed);
+    let registration = Registration::new(id, fd);
+    let mut state = Some(Box::new(ConnState {
+        client,
+        parser: RequestParser::new(),
+        rbuf: BytesMut::with_capacity(4096),
+        out: ReplyBuf::new(Protocol::Resp2),
+    }));
     let mut stream = stream;
-    let result = run(&srv, &mut client, &mut stream).await;
+    let result = run(&srv, &mut state, &mut stream, &registration.slot).await;
+    drop(registration);
+    let Some(mut state) = state else {
+        return;
+    };
+    let client = &mut state.client;
     if client.become_monitor && result.is_ok() {
-        monitor_feed(&mut client, &mut stream).await;
+        monitor_feed(client, &mut stream).await;
     }
     info.mark_closed();
-    crate::commands::pubsub::unsubscribe_all(&srv, &mut client);
-    crate::commands::multi::unwatch_all(&srv, &mut client);
-    crate::server::tracking::disable(&srv, &mut client);
+    crate::commands::pubsub::unsubscribe_all(&srv, client);
+    crate::commands::multi::unwatch_all(&srv, client);
+    crate::server::tracking::disable(&srv, client);
     srv.clients.unregister(id);
     let mut mons = srv.monitors.lock();
     mons.retain(|m| m.id != id);
     srv.monitor_count.store(mons.len(), Relaxed);
 }
 
+/// The connection's state, which is home whenever its task runs (it is in
+/// the park slot only while the task waits for input).
+fn home(state: &mut Option<Box<ConnState>>) -> &mut ConnState {
+    state
+        .as_deref_mut()
+        .expect("a connection's state is back from its slot whenever its task runs")
+}
+
 async fn run(
     srv: &ServerState,
-    client: &mut Client,
+    state: &mut Option<Box<ConnState>>,
     stream: &mut TcpStream,
+    slot: &ParkSlot,
 ) -> std::io::Result<()> {
-    let mut rbuf = BytesMut::with_capacity(4096);
-    let mut parser = RequestParser::new();
-    let mut out = ReplyBuf::new(Protocol::Resp2);
-    let info = client.info.clone();
-    loop {
+    let info = home(state).client.info.clone();
+    let mut waker_known = false;
+    'serve: loop {
         if info.killed.load(Relaxed) {
             return Ok(());
         }
-        let blocked = process_buffer(srv, client, &mut parser, &mut rbuf, &mut out).await;
-        take_outbox(client, &mut out);
+        let ConnState {
+            client,
+            parser,
+            rbuf,
+            out,
+        } = home(state);
+        let blocked = process_buffer(srv, client, parser, rbuf, out).await;
+        take_outbox(client, out);
         if client.close_now {
             return Ok(());
         }
-        flush_within_limits(srv, client, &mut out, stream).await?;
+        flush_within_limits(srv, client, out, stream).await?;
         if client.close_after_reply || client.become_monitor {
             return Ok(());
         }
         info.resp.store(if out.resp3() { 3 } else { 2 }, Relaxed);
         if let Some((request, args)) = blocked {
-            if !wait_blocked(srv, client, &mut out, stream, &mut rbuf, request, args).await? {
+            if !wait_blocked(srv, client, out, stream, rbuf, request, args).await? {
                 return Ok(());
             }
             // Commands that arrived while blocked are already buffered.
@@ -114,31 +140,71 @@ async fn run(
             rbuf.reserve(target);
         }
         // Subscribers time out only as Redis's do: never.
-        let idle = if client.receives_pushes() {
-            0
-        } else {
-            srv.config.timeout_secs()
-        };
-        let n = if client.receives_pushes() {
-            tokio::select! {
-                r = stream.read_buf(&mut rbuf) => r?,
-                _ = info.wake.notified() => continue,
+        let pushes = client.receives_pushes();
+        let idle = if pushes { 0 } else { srv.config.timeout_secs() };
+        let n = loop {
+            match stream.try_read_buf(&mut home(state).rbuf) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
             }
-        } else {
-            match read_with_timeout(stream, &mut rbuf, idle).await {
-                Some(r) => r?,
+            // Nothing to read: park the state where a busy script on this
+            // thread can serve it (see `parked`), and wait.
+            slot.park(state.take().expect("the state is home before parking"));
+            let woke = if pushes {
+                tokio::select! {
+                    r = slot.wait(stream, &mut waker_known) => Some(r),
+                    _ = info.wake.notified() => None,
+                }
+            } else if idle == 0 {
+                Some(slot.wait(stream, &mut waker_known).await)
+            } else {
+                tokio::time::timeout(
+                    Duration::from_secs(idle),
+                    slot.wait(stream, &mut waker_known),
+                )
+                .await
+                .ok()
+            };
+            *state = slot.unpark();
+            match woke {
+                Some(Ok(Woke::Readable)) => continue,
+                // A push to deliver, or the pump ran commands.
+                None if pushes => continue 'serve,
+                Some(Ok(Woke::Pumped)) => continue 'serve,
+                // Idle for longer than `timeout`.
                 None => return Ok(()),
+                Some(Err(e)) => return Err(e),
             }
         };
+        let client = &home(state).client;
         client.worker.reads_processed.add(1);
         if n == 0 {
             return Ok(());
         }
         client.worker.net_input_bytes.add(n as u64);
         info.total_in.fetch_add(n as u64, Relaxed);
-        if rbuf.len() as u64 > srv.config.client_query_buffer_limit() {
+        if home(state).rbuf.len() as u64 > srv.config.client_query_buffer_limit() {
             return Ok(());
         }
+    }
+}
+
+/// The arguments of the request the parser just completed at the start of
+/// `buf`.
+pub fn request_args<'a>(
+    kind: Request,
+    parser: &'a RequestParser,
+    buf: &'a [u8],
+) -> SmallVec<[&'a [u8]; 8]> {
+    match kind {
+        Request::Multibulk => parser
+            .arg_ranges()
+            .iter()
+            .map(|&(s, e)| &buf[s..e])
+            .collect(),
+        Request::Inline => parser.inline_args().iter().map(|a| a.as_slice()).collect(),
+        Request::Empty => SmallVec::new(),
     }
 }
 
@@ -177,16 +243,7 @@ async fn process_buffer(
                         wait_if_paused(srv).await;
                     }
                 }
-                let base = pos;
-                let args: SmallVec<[&[u8]; 8]> = match kind {
-                    Request::Multibulk => parser
-                        .arg_ranges()
-                        .iter()
-                        .map(|&(s, e)| &rbuf[base + s..base + e])
-                        .collect(),
-                    Request::Inline => parser.inline_args().iter().map(|a| a.as_slice()).collect(),
-                    Request::Empty => SmallVec::new(),
-                };
+                let args = request_args(kind, parser, &rbuf[pos..]);
                 if !args.is_empty() {
                     if client.receives_pushes() {
                         // Messages published before this command was read go
@@ -400,19 +457,6 @@ async fn read_more(stream: &mut TcpStream, rbuf: &mut BytesMut) -> std::io::Resu
         rbuf.reserve(MIN_SPARE);
     }
     stream.read_buf(rbuf).await
-}
-
-async fn read_with_timeout(
-    stream: &mut TcpStream,
-    buf: &mut BytesMut,
-    idle_secs: u64,
-) -> Option<std::io::Result<usize>> {
-    if idle_secs == 0 {
-        return Some(stream.read_buf(buf).await);
-    }
-    tokio::time::timeout(Duration::from_secs(idle_secs), stream.read_buf(buf))
-        .await
-        .ok()
 }
 
 /// Whether CLIENT PAUSE holds this command: every command in ALL mode,

@@ -65,7 +65,8 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
         return;
     }
 
-    if srv.config.maxmemory() > 0 && !client.no_evict {
+    // (Eviction would wait for the shards a busy script on this thread holds.)
+    if srv.config.maxmemory() > 0 && !client.no_evict && !super::parked::pumping() {
         let fits = super::evict::ensure_memory(srv, client);
         if !fits && cmd.has(flags::DENYOOM) {
             stats.rejected.add(1);
@@ -118,8 +119,12 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
         client.tracking.caching = None;
         client.tracking.caching_armed = false;
     }
-    deliver_events(srv, client, out, mark);
-    signal_ready_keys(srv);
+    // Events and ready keys queued on this thread while a busy script runs
+    // here are the script's, to be delivered when it ends.
+    if !super::parked::pumping() {
+        deliver_events(srv, client, out, mark);
+        signal_ready_keys(srv);
+    }
     finish_reply_mode(client, out, mark);
 }
 

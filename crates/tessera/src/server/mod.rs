@@ -15,6 +15,7 @@ pub mod evict;
 pub mod lazyfree;
 pub mod log;
 pub mod memory;
+pub mod parked;
 pub mod pubsub;
 pub mod state;
 pub mod stats;

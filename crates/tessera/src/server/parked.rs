@@ -1,0 +1,276 @@
+//! Connections parked on a worker while they wait for input, and the pump
+//! that serves them while that worker is stuck in a busy script.
+//!
+//! A script runs on the worker thread of the client that sent it. Redis,
+//! single-threaded, keeps answering everyone during a long script (-BUSY to
+//! most commands, SCRIPT KILL / FUNCTION KILL / SHUTDOWN NOSAVE obeyed).
+//! Clients on other workers get that from their own threads; clients on the
+//! busy worker would wait for the script to end, so SCRIPT KILL sent by one
+//! of them could never arrive. Instead, a connection waiting for input
+//! leaves its state in a [`ParkSlot`], and the script's timeout hook calls
+//! [`pump`], which reads those sockets directly and runs what arrived in
+//! the busy mode of the dispatcher.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::mem::ManuallyDrop;
+use std::os::fd::{FromRawFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+use std::task::{Poll, Waker};
+use std::time::{Duration, Instant};
+
+use bytes::{Buf, BytesMut};
+use parking_lot::Mutex;
+use tessera_resp::encode::ReplyBuf;
+use tessera_resp::request::{Limits, RequestParser};
+
+use super::client::Client;
+use super::conn::{request_args, take_outbox};
+use super::dispatch;
+use super::state::ServerState;
+
+/// Everything a connection needs to run commands, movable as one pointer.
+pub struct ConnState {
+    pub client: Client,
+    pub parser: RequestParser,
+    pub rbuf: BytesMut,
+    pub out: ReplyBuf,
+}
+
+/// Where a connection's state waits while its task waits for input.
+pub struct ParkSlot {
+    fd: RawFd,
+    state: Mutex<Option<Box<ConnState>>>,
+    /// The connection's task, to run it once the script is over.
+    waker: Mutex<Option<Waker>>,
+    /// The pump read input or left replies: the task must look again.
+    pumped: AtomicBool,
+}
+
+thread_local! {
+    /// This worker's connections, by client id.
+    static SLOTS: RefCell<HashMap<u64, Arc<ParkSlot>>> = RefCell::new(HashMap::new());
+    /// True while the pump runs commands (see [`pumping`]).
+    static PUMPING: Cell<bool> = const { Cell::new(false) };
+    static LAST_PUMP: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// Keeps a connection's slot listed on its worker for the connection's life.
+pub struct Registration {
+    id: u64,
+    pub slot: Arc<ParkSlot>,
+}
+
+impl Registration {
+    /// Lists a new connection on the current (worker) thread.
+    pub fn new(id: u64, fd: RawFd) -> Registration {
+        let slot = Arc::new(ParkSlot {
+            fd,
+            state: Mutex::new(None),
+            waker: Mutex::new(None),
+            pumped: AtomicBool::new(false),
+        });
+        SLOTS.with(|s| s.borrow_mut().insert(id, slot.clone()));
+        Registration { id, slot }
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        // The thread may be exiting, its locals already gone.
+        let _ = SLOTS.try_with(|s| s.borrow_mut().remove(&self.id));
+    }
+}
+
+/// Why a parked connection's task woke up.
+pub enum Woke {
+    Readable,
+    /// The pump ran some of its input or left replies to send.
+    Pumped,
+}
+
+impl ParkSlot {
+    pub fn park(&self, state: Box<ConnState>) {
+        *self.state.lock() = Some(state);
+    }
+
+    pub fn unpark(&self) -> Option<Box<ConnState>> {
+        self.state.lock().take()
+    }
+
+    /// Waits until the socket is readable or the pump touched the parked
+    /// state. `waker_known` remembers that this task's waker is stored (a
+    /// tokio task keeps one waker for its life).
+    pub async fn wait(
+        &self,
+        stream: &tokio::net::TcpStream,
+        waker_known: &mut bool,
+    ) -> std::io::Result<Woke> {
+        std::future::poll_fn(|cx| {
+            if !*waker_known {
+                *self.waker.lock() = Some(cx.waker().clone());
+                *waker_known = true;
+            }
+            if self.pumped.swap(false, Relaxed) {
+                return Poll::Ready(Ok(Woke::Pumped));
+            }
+            stream.poll_read_ready(cx).map_ok(|()| Woke::Readable)
+        })
+        .await
+    }
+}
+
+/// True while [`pump`] runs a command: the dispatcher then leaves alone
+/// what belongs to the script still running on this thread (its pending
+/// events and ready keys, eviction under its shard locks).
+pub fn pumping() -> bool {
+    PUMPING.with(|p| p.get())
+}
+
+/// How often a busy script lets the pump look at its worker's clients.
+const PUMP_INTERVAL: Duration = Duration::from_millis(10);
+
+/// Serves the clients parked on this thread while a busy script runs here:
+/// reads what they sent and runs it in busy mode, where the dispatcher
+/// answers -BUSY to all but the commands Redis allows then.
+pub fn pump(srv: &ServerState) {
+    let now = Instant::now();
+    if LAST_PUMP
+        .with(|l| l.get())
+        .is_some_and(|t| now - t < PUMP_INTERVAL)
+    {
+        return;
+    }
+    LAST_PUMP.with(|l| l.set(Some(now)));
+    let slots: Vec<Arc<ParkSlot>> = SLOTS.with(|s| {
+        s.borrow()
+            .values()
+            .filter(|slot| slot.state.lock().is_some())
+            .cloned()
+            .collect()
+    });
+    if slots.is_empty() {
+        return;
+    }
+    let mut fds: Vec<libc::pollfd> = slots
+        .iter()
+        .map(|s| libc::pollfd {
+            fd: s.fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    // SAFETY: `fds` is a live, exclusively borrowed array of exactly
+    // `fds.len()` pollfd structures; a zero timeout never blocks.
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 0) };
+    if n <= 0 {
+        return;
+    }
+    PUMPING.with(|p| p.set(true));
+    for (slot, pfd) in slots.iter().zip(&fds) {
+        if pfd.revents == 0 {
+            continue;
+        }
+        let mut parked = slot.state.lock();
+        let Some(state) = parked.as_deref_mut() else {
+            continue;
+        };
+        if state.client.info.killed.load(Relaxed) {
+            continue;
+        }
+        serve_parked(srv, slot.fd, state);
+        drop(parked);
+        slot.pumped.store(true, Relaxed);
+        if let Some(w) = slot.waker.lock().as_ref() {
+            // Runs the task once this thread is free again, to send what
+            // could not be written and run what had to wait.
+            w.wake_by_ref();
+        }
+    }
+    PUMPING.with(|p| p.set(false));
+}
+
+/// Reads a parked client's input, runs the complete commands in it that
+/// may run now, and writes the replies as far as the socket takes them.
+fn serve_parked(srv: &ServerState, fd: RawFd, state: &mut ConnState) {
+    // SAFETY: the descriptor belongs to the parked connection's stream,
+    // owned by its task, which cannot run (or drop the stream) while this
+    // thread is busy here; ManuallyDrop keeps this borrowed handle from
+    // closing it.
+    let mut socket = ManuallyDrop::new(unsafe { std::net::TcpStream::from_raw_fd(fd) });
+    let limit = srv.config.client_query_buffer_limit();
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        match socket.read(&mut chunk) {
+            // End of input or an error: the task sees it on its next read.
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                state.client.worker.reads_processed.add(1);
+                state.client.worker.net_input_bytes.add(n as u64);
+                state.client.info.total_in.fetch_add(n as u64, Relaxed);
+                state.rbuf.extend_from_slice(&chunk[..n]);
+                if state.rbuf.len() as u64 > limit {
+                    break;
+                }
+            }
+        }
+    }
+    run_while_busy(srv, state);
+    let mut sent = 0;
+    while sent < state.out.buf.len() {
+        match socket.write(&state.out.buf[sent..]) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => sent += n,
+        }
+    }
+    if sent > 0 {
+        state.client.worker.writes_processed.add(1);
+        state.client.worker.net_output_bytes.add(sent as u64);
+        state.client.info.total_out.fetch_add(sent as u64, Relaxed);
+        state.out.buf.drain(..sent);
+    }
+}
+
+/// Runs the complete requests in the buffer, unless CLIENT PAUSE holds
+/// them (they then wait for the task, after the script).
+fn run_while_busy(srv: &ServerState, state: &mut ConnState) {
+    let ConnState {
+        client,
+        parser,
+        rbuf,
+        out,
+    } = state;
+    let limits = Limits {
+        proto_max_bulk_len: srv.config.proto_max_bulk_len(),
+    };
+    let mut pos = 0;
+    while pos < rbuf.len() && !client.close_after_reply {
+        match parser.parse(&rbuf[pos..], &limits, !client.authenticated) {
+            Ok(Some((kind, consumed))) => {
+                let args = request_args(kind, parser, &rbuf[pos..]);
+                if !args.is_empty() {
+                    if srv.pause.until_ms.load(Relaxed) != 0 {
+                        // Parsed again, from the same bytes, by the task.
+                        break;
+                    }
+                    if client.receives_pushes() {
+                        take_outbox(client, out);
+                    }
+                    dispatch::execute(srv, client, out, &args);
+                    // Nothing blocks in busy mode; drop it to be safe.
+                    client.block = None;
+                }
+                pos += consumed;
+            }
+            Ok(None) => break,
+            Err(e) => {
+                out.error(e.message());
+                client.close_after_reply = true;
+                break;
+            }
+        }
+    }
+    rbuf.advance(pos);
+}
