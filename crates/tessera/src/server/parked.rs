@@ -168,7 +168,15 @@ pub fn pump(srv: &ServerState) {
     if n <= 0 {
         return;
     }
+    struct Pumping;
+    impl Drop for Pumping {
+        fn drop(&mut self) {
+            PUMPING.with(|p| p.set(false));
+        }
+    }
     PUMPING.with(|p| p.set(true));
+    // Cleared however this ends (a command's panic included).
+    let _pumping = Pumping;
     for (slot, pfd) in slots.iter().zip(&fds) {
         if pfd.revents == 0 {
             continue;
@@ -189,7 +197,6 @@ pub fn pump(srv: &ServerState) {
             w.wake_by_ref();
         }
     }
-    PUMPING.with(|p| p.set(false));
 }
 
 /// Reads a parked client's input, runs the complete commands in it that
