@@ -396,6 +396,12 @@ pub fn in_script() -> bool {
     IN_SCRIPT.with(|c| c.get())
 }
 
+/// Sets whether this thread runs a script's commands; returns the old value
+/// (clients served during a busy script are not the script).
+pub fn set_in_script(on: bool) -> bool {
+    IN_SCRIPT.with(|c| c.replace(on))
+}
+
 /// Runs `f` on the current run's state, if a script is running here.
 fn with_current<R>(f: impl FnOnce(&mut CallState) -> R) -> Option<R> {
     // Taken out while in use, so a nested use finds nothing instead of

@@ -116,6 +116,27 @@ struct HeldShard {
     in_use: std::rc::Rc<Cell<bool>>,
 }
 
+/// While alive, this thread's lock requests ignore the shards its EXEC or
+/// script holds (for clients served during a busy script: they must wait
+/// for those shards like everyone else, and give up with -BUSY).
+pub struct OutsideHold {
+    was: bool,
+}
+
+impl OutsideHold {
+    pub fn enter() -> OutsideHold {
+        OutsideHold {
+            was: HOLDING.with(|h| h.replace(false)),
+        }
+    }
+}
+
+impl Drop for OutsideHold {
+    fn drop(&mut self) {
+        HOLDING.with(|h| h.set(self.was));
+    }
+}
+
 /// Marks the current thread's waits for shards as abandonable while
 /// alive.
 pub struct AbortableWaits {

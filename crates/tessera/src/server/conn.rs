@@ -69,17 +69,17 @@ pub async fn serve(srv: Arc<ServerState>, worker: Arc<WorkerStats>, stream: TcpS
     let mut stream = stream;
     let result = run(&srv, &mut state, &mut stream, &registration.slot).await;
     drop(registration);
-    let Some(mut state) = state else {
-        return;
-    };
-    let client = &mut state.client;
-    if client.become_monitor && result.is_ok() {
-        monitor_feed(client, &mut stream).await;
+    if let Some(st) = state.as_deref_mut() {
+        if st.client.become_monitor && result.is_ok() {
+            monitor_feed(&mut st.client, &mut stream).await;
+        }
     }
     info.mark_closed();
-    crate::commands::pubsub::unsubscribe_all(&srv, client);
-    crate::commands::multi::unwatch_all(&srv, client);
-    crate::server::tracking::disable(&srv, client);
+    if let Some(st) = state.as_deref_mut() {
+        crate::commands::pubsub::unsubscribe_all(&srv, &mut st.client);
+        crate::commands::multi::unwatch_all(&srv, &mut st.client);
+        crate::server::tracking::disable(&srv, &mut st.client);
+    }
     srv.clients.unregister(id);
     let mut mons = srv.monitors.lock();
     mons.retain(|m| m.id != id);
@@ -461,7 +461,7 @@ async fn read_more(stream: &mut TcpStream, rbuf: &mut BytesMut) -> std::io::Resu
 
 /// Whether CLIENT PAUSE holds this command: every command in ALL mode,
 /// commands that may write in WRITE mode.
-fn pause_applies(srv: &ServerState, name: &[u8]) -> bool {
+pub fn pause_applies(srv: &ServerState, name: &[u8]) -> bool {
     use crate::commands::flags::{MAY_REPLICATE, WRITE};
     if !srv.pause.writes_only.load(Relaxed) {
         return true;

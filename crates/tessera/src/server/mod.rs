@@ -395,8 +395,13 @@ fn drain_backlogs(listeners: &[tokio::net::TcpListener]) -> Vec<std::net::TcpStr
     let mut queued = Vec::new();
     for l in listeners {
         // The listener is non-blocking: this stops at WouldBlock.
-        while let Ok((s, _)) = socket2::SockRef::from(l).accept() {
-            queued.push(s.into());
+        loop {
+            match socket2::SockRef::from(l).accept() {
+                Ok((s, _)) => queued.push(s.into()),
+                // Reset before it was accepted: look at the next one.
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionAborted => {}
+                Err(_) => break,
+            }
         }
     }
     queued

@@ -27,7 +27,7 @@ use tessera_resp::encode::ReplyBuf;
 use tessera_resp::request::{Limits, RequestParser};
 
 use super::client::Client;
-use super::conn::{request_args, take_outbox};
+use super::conn::{pause_applies, request_args, take_outbox};
 use super::dispatch;
 use super::state::ServerState;
 
@@ -129,6 +129,9 @@ pub fn pumping() -> bool {
     PUMPING.with(|p| p.get())
 }
 
+/// The most a pump reads from one client.
+const MAX_READ_PER_PUMP: usize = 64 * 1024;
+
 /// How often a busy script lets the pump look at its worker's clients.
 const PUMP_INTERVAL: Duration = Duration::from_millis(10);
 
@@ -168,15 +171,24 @@ pub fn pump(srv: &ServerState) {
     if n <= 0 {
         return;
     }
-    struct Pumping;
+    /// The pumped clients are not the script: their commands neither use
+    /// its held shards (they wait for them, and give up with -BUSY) nor
+    /// show as "lua" to MONITOR. Undone however this ends.
+    struct Pumping {
+        in_script: bool,
+        _outside: crate::keyspace::OutsideHold,
+    }
     impl Drop for Pumping {
         fn drop(&mut self) {
             PUMPING.with(|p| p.set(false));
+            crate::commands::scripting::set_in_script(self.in_script);
         }
     }
     PUMPING.with(|p| p.set(true));
-    // Cleared however this ends (a command's panic included).
-    let _pumping = Pumping;
+    let _pumping = Pumping {
+        in_script: crate::commands::scripting::set_in_script(false),
+        _outside: crate::keyspace::OutsideHold::enter(),
+    };
     for (slot, pfd) in slots.iter().zip(&fds) {
         if pfd.revents == 0 {
             continue;
@@ -209,6 +221,7 @@ fn serve_parked(srv: &ServerState, fd: RawFd, state: &mut ConnState) {
     let mut socket = ManuallyDrop::new(unsafe { std::net::TcpStream::from_raw_fd(fd) });
     let limit = srv.config.client_query_buffer_limit();
     let mut chunk = [0u8; 16 * 1024];
+    let mut taken = 0;
     loop {
         match socket.read(&mut chunk) {
             // End of input or an error: the task sees it on its next read.
@@ -218,7 +231,10 @@ fn serve_parked(srv: &ServerState, fd: RawFd, state: &mut ConnState) {
                 state.client.worker.net_input_bytes.add(n as u64);
                 state.client.info.total_in.fetch_add(n as u64, Relaxed);
                 state.rbuf.extend_from_slice(&chunk[..n]);
-                if state.rbuf.len() as u64 > limit {
+                // A client's input waits in its socket beyond a bounded
+                // share per pump (its -BUSY replies have no output limit).
+                taken += n;
+                if state.rbuf.len() as u64 > limit || taken >= MAX_READ_PER_PUMP {
                     break;
                 }
             }
@@ -240,8 +256,8 @@ fn serve_parked(srv: &ServerState, fd: RawFd, state: &mut ConnState) {
     }
 }
 
-/// Runs the complete requests in the buffer, unless CLIENT PAUSE holds
-/// them (they then wait for the task, after the script).
+/// Runs the complete requests in the buffer, up to one CLIENT PAUSE holds
+/// (it and the rest wait for the task, after the script).
 fn run_while_busy(srv: &ServerState, state: &mut ConnState) {
     let ConnState {
         client,
@@ -258,7 +274,7 @@ fn run_while_busy(srv: &ServerState, state: &mut ConnState) {
             Ok(Some((kind, consumed))) => {
                 let args = request_args(kind, parser, &rbuf[pos..]);
                 if !args.is_empty() {
-                    if srv.pause.until_ms.load(Relaxed) != 0 {
+                    if srv.pause.until_ms.load(Relaxed) != 0 && pause_applies(srv, args[0]) {
                         // Parsed again, from the same bytes, by the task.
                         break;
                     }
