@@ -190,6 +190,44 @@ async fn run(
     }
 }
 
+/// The next complete request at the start of `buf`: its kind and length.
+/// None when more input is needed, or when the input is malformed: the
+/// protocol error is then queued and the client closed after the reply, as
+/// Redis does.
+pub fn next_request(
+    parser: &mut RequestParser,
+    buf: &[u8],
+    limits: &Limits,
+    client: &mut Client,
+    out: &mut ReplyBuf,
+) -> Option<(Request, usize)> {
+    match parser.parse(buf, limits, !client.authenticated) {
+        Ok(found) => found,
+        Err(e) => {
+            out.error(e.message());
+            client.close_after_reply = true;
+            None
+        }
+    }
+}
+
+/// Over the normal class's hard output limit (`hard_bytes`, 0 for none), a
+/// client is dropped without being sent what it owes, as Redis does.
+/// Subscribers answer to the pubsub class, enforced where messages arrive.
+pub fn drop_if_over_hard_limit(
+    srv: &ServerState,
+    client: &mut Client,
+    out: &mut ReplyBuf,
+    hard_bytes: u64,
+) {
+    if hard_bytes > 0 && out.buf.len() as u64 >= hard_bytes && !client.receives_pushes() {
+        srv.log_obuf_kill(&client.info);
+        out.buf.clear();
+        client.close_now = true;
+        client.close_after_reply = true;
+    }
+}
+
 /// The arguments of the request the parser just completed at the start of
 /// `buf`.
 pub fn request_args<'a>(
@@ -227,60 +265,33 @@ async fn process_buffer(
         .config
         .client_output_buffer_limit(crate::config::ClientClass::Normal);
     while pos < rbuf.len() && !client.close_after_reply && !client.become_monitor {
-        let auth_required = !client.authenticated;
-        match parser.parse(&rbuf[pos..], &limits, auth_required) {
-            Ok(Some((kind, consumed))) => {
-                if srv.pause.until_ms.load(Relaxed) != 0 {
-                    let name = match kind {
-                        Request::Multibulk => parser
-                            .arg_ranges()
-                            .first()
-                            .map(|&(s, e)| &rbuf[pos + s..pos + e]),
-                        Request::Inline => parser.inline_args().first().map(|a| a.as_slice()),
-                        Request::Empty => None,
-                    };
-                    if name.is_some_and(|n| pause_applies(srv, n)) {
-                        wait_if_paused(srv).await;
-                    }
-                }
-                let args = request_args(kind, parser, &rbuf[pos..]);
-                if !args.is_empty() {
-                    if client.receives_pushes() {
-                        // Messages published before this command was read go
-                        // out before its reply (an UNSUBSCRIBE's included).
-                        take_outbox(client, out);
-                    }
-                    dispatch::execute(srv, client, out, &args);
-                    if normal_limit.hard_bytes > 0
-                        && out.buf.len() as u64 >= normal_limit.hard_bytes
-                        && !client.receives_pushes()
-                    {
-                        // Over the normal class's hard limit: Redis drops
-                        // the client without sending what it owes.
-                        srv.log_obuf_kill(&client.info);
-                        out.buf.clear();
-                        client.close_now = true;
-                        client.close_after_reply = true;
-                    }
-                    if let Some(mut req) = client.block.take() {
-                        let argv = req
-                            .rerun_args
-                            .take()
-                            .unwrap_or_else(|| args.iter().map(|a| a.to_vec()).collect());
-                        blocked = Some((req, argv));
-                    }
-                }
-                pos += consumed;
-                if blocked.is_some() {
-                    break;
-                }
+        let Some((kind, consumed)) = next_request(parser, &rbuf[pos..], &limits, client, out)
+        else {
+            break;
+        };
+        let args = request_args(kind, parser, &rbuf[pos..]);
+        if let Some(name) = args.first() {
+            if srv.pause.until_ms.load(Relaxed) != 0 && pause_applies(srv, name) {
+                wait_if_paused(srv).await;
             }
-            Ok(None) => break,
-            Err(e) => {
-                out.error(e.message());
-                client.close_after_reply = true;
-                break;
+            if client.receives_pushes() {
+                // Messages published before this command was read go
+                // out before its reply (an UNSUBSCRIBE's included).
+                take_outbox(client, out);
             }
+            dispatch::execute(srv, client, out, &args);
+            drop_if_over_hard_limit(srv, client, out, normal_limit.hard_bytes);
+            if let Some(mut req) = client.block.take() {
+                let argv = req
+                    .rerun_args
+                    .take()
+                    .unwrap_or_else(|| args.iter().map(|a| a.to_vec()).collect());
+                blocked = Some((req, argv));
+            }
+        }
+        pos += consumed;
+        if blocked.is_some() {
+            break;
         }
     }
     rbuf.advance(pos);

@@ -27,7 +27,9 @@ use tessera_resp::encode::ReplyBuf;
 use tessera_resp::request::{Limits, RequestParser};
 
 use super::client::Client;
-use super::conn::{pause_applies, request_args, take_outbox};
+use super::conn::{
+    drop_if_over_hard_limit, next_request, pause_applies, request_args, take_outbox,
+};
 use super::dispatch;
 use super::state::ServerState;
 
@@ -113,7 +115,8 @@ impl ParkSlot {
                 *self.waker.lock() = Some(cx.waker().clone());
                 *waker_known = true;
             }
-            if self.pumped.swap(false, Relaxed) {
+            // (A load first: no write on the common path.)
+            if self.pumped.load(Relaxed) && self.pumped.swap(false, Relaxed) {
                 return Poll::Ready(Ok(Woke::Pumped));
             }
             stream.poll_read_ready(cx).map_ok(|()| Woke::Readable)
@@ -220,6 +223,12 @@ fn serve_parked(srv: &ServerState, fd: RawFd, state: &mut ConnState) {
     // closing it.
     let mut socket = ManuallyDrop::new(unsafe { std::net::TcpStream::from_raw_fd(fd) });
     let limit = srv.config.client_query_buffer_limit();
+    send_pending(&mut socket, state);
+    if !state.out.buf.is_empty() || state.client.close_after_reply {
+        // The client does not read its replies (or is leaving): its input
+        // waits, so its unsent -BUSY replies cannot pile up.
+        return;
+    }
     let mut chunk = [0u8; 16 * 1024];
     let mut taken = 0;
     loop {
@@ -231,8 +240,7 @@ fn serve_parked(srv: &ServerState, fd: RawFd, state: &mut ConnState) {
                 state.client.worker.net_input_bytes.add(n as u64);
                 state.client.info.total_in.fetch_add(n as u64, Relaxed);
                 state.rbuf.extend_from_slice(&chunk[..n]);
-                // A client's input waits in its socket beyond a bounded
-                // share per pump (its -BUSY replies have no output limit).
+                // Beyond a bounded share per pump, input waits in the socket.
                 taken += n;
                 if state.rbuf.len() as u64 > limit || taken >= MAX_READ_PER_PUMP {
                     break;
@@ -241,6 +249,11 @@ fn serve_parked(srv: &ServerState, fd: RawFd, state: &mut ConnState) {
         }
     }
     run_while_busy(srv, state);
+    send_pending(&mut socket, state);
+}
+
+/// Writes the parked client's replies as far as its socket takes them.
+fn send_pending(socket: &mut std::net::TcpStream, state: &mut ConnState) {
     let mut sent = 0;
     while sent < state.out.buf.len() {
         match socket.write(&state.out.buf[sent..]) {
@@ -268,32 +281,31 @@ fn run_while_busy(srv: &ServerState, state: &mut ConnState) {
     let limits = Limits {
         proto_max_bulk_len: srv.config.proto_max_bulk_len(),
     };
+    let hard_bytes = srv
+        .config
+        .client_output_buffer_limit(crate::config::ClientClass::Normal)
+        .hard_bytes;
     let mut pos = 0;
     while pos < rbuf.len() && !client.close_after_reply {
-        match parser.parse(&rbuf[pos..], &limits, !client.authenticated) {
-            Ok(Some((kind, consumed))) => {
-                let args = request_args(kind, parser, &rbuf[pos..]);
-                if !args.is_empty() {
-                    if srv.pause.until_ms.load(Relaxed) != 0 && pause_applies(srv, args[0]) {
-                        // Parsed again, from the same bytes, by the task.
-                        break;
-                    }
-                    if client.receives_pushes() {
-                        take_outbox(client, out);
-                    }
-                    dispatch::execute(srv, client, out, &args);
-                    // Nothing blocks in busy mode; drop it to be safe.
-                    client.block = None;
-                }
-                pos += consumed;
-            }
-            Ok(None) => break,
-            Err(e) => {
-                out.error(e.message());
-                client.close_after_reply = true;
+        let Some((kind, consumed)) = next_request(parser, &rbuf[pos..], &limits, client, out)
+        else {
+            break;
+        };
+        let args = request_args(kind, parser, &rbuf[pos..]);
+        if let Some(name) = args.first() {
+            if srv.pause.until_ms.load(Relaxed) != 0 && pause_applies(srv, name) {
+                // Parsed again, from the same bytes, by the task.
                 break;
             }
+            if client.receives_pushes() {
+                take_outbox(client, out);
+            }
+            dispatch::execute(srv, client, out, &args);
+            drop_if_over_hard_limit(srv, client, out, hard_bytes);
+            // Nothing blocks in busy mode; drop it to be safe.
+            client.block = None;
         }
+        pos += consumed;
     }
     rbuf.advance(pos);
 }
