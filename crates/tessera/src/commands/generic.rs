@@ -751,8 +751,7 @@ fn swapdb(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ctx.with_all(|locks| {
             let (lo, hi) = (a.min(b) as usize, a.max(b) as usize);
             for s in locks.shards_mut() {
-                let (left, right) = s.dbs.split_at_mut(hi);
-                let (ta, tb) = (&mut left[lo], &mut right[0]);
+                let (ta, tb) = s.dbs.pair_mut(lo, hi);
                 ta.touch_watched_existing(Some(tb));
                 tb.touch_watched_existing(Some(ta));
                 crate::keyspace::Table::swap_contents(ta, tb);

@@ -1,19 +1,22 @@
 //! The key → entry map of one table: entries in a dense vector (so a
 //! uniformly random key is one index away, for eviction sampling and
-//! RANDOMKEY) and a hash index of 4-byte positions into it.
+//! RANDOMKEY) and a hash index of positions into it.
 //!
-//! This is what `IndexMap` does, made smaller where a keyspace lookup pays
-//! for size in cache misses: a GET over a million keys touches the index,
-//! the entry and the value, all cold. Positions are `u32` instead of `usize`
-//! and entries do not store their hash (it is recomputed from the key when
-//! the index grows or an entry moves), so the index is half the size and
-//! stays in cache more often: 8 bytes less per entry and 4 per index slot
-//! (20 MB less RSS for 1 M string keys).
+//! This is what `IndexMap` does, laid out for a keyspace lookup, which pays
+//! for every cache line it touches: a GET over a million keys finds the
+//! index, the entry and the value all cold. Each index slot is one `u64`
+//! holding 32 bits of the key's hash (the tag) next to the entry's
+//! position, probed linearly from the slot the tag names. A lookup reads
+//! one run of adjacent slots (almost always one cache line) and then only
+//! the entry whose tag matches; a table with separate control bytes and
+//! slots (hashbrown's layout) costs one more dependent miss. Entries do not
+//! store their hash: the index grows from the tags alone, and a moved
+//! entry's key is hashed again, so the vector stays 8 bytes an entry
+//! smaller.
 
 use std::hash::BuildHasher;
 
 use foldhash::fast::RandomState;
-use hashbrown::hash_table::{Entry as Slot, HashTable};
 
 use super::table::{Entry, Key};
 
@@ -24,9 +27,20 @@ pub enum InsertNew {
     Present(usize, Entry),
 }
 
+/// A free index slot. No occupied slot equals it: positions stay below
+/// `u32::MAX` (see [`position`]).
+const EMPTY: u64 = u64::MAX;
+
+/// The index grows when more than this share of its slots is occupied
+/// (numerator, denominator): linear probing stays short up to about 3/4.
+const MAX_LOAD: (usize, usize) = (3, 4);
+
 #[derive(Default)]
+#[repr(C)]
 pub struct KeyMap {
-    index: HashTable<u32>,
+    /// `tag << 32 | position`, or [`EMPTY`]; the length is zero or a power
+    /// of two.
+    slots: Vec<u64>,
     entries: Vec<(Key, Entry)>,
 }
 
@@ -37,9 +51,26 @@ pub struct KeyMap {
 static KEY_HASHER: std::sync::LazyLock<RandomState> =
     std::sync::LazyLock::new(RandomState::default);
 
+/// The high half of the key's hash: its low bits pick the home slot and
+/// all 32 are compared before a key is.
 #[inline]
-fn key_hash(key: &[u8]) -> u64 {
-    KEY_HASHER.hash_one(key)
+fn key_tag(key: &[u8]) -> u32 {
+    (KEY_HASHER.hash_one(key) >> 32) as u32
+}
+
+#[inline]
+fn slot_tag(slot: u64) -> u32 {
+    (slot >> 32) as u32
+}
+
+#[inline]
+fn slot_position(slot: u64) -> usize {
+    slot as u32 as usize
+}
+
+#[inline]
+fn make_slot(tag: u32, position: u32) -> u64 {
+    (u64::from(tag) << 32) | u64::from(position)
 }
 
 impl std::fmt::Debug for KeyMap {
@@ -48,12 +79,14 @@ impl std::fmt::Debug for KeyMap {
     }
 }
 
-/// A position that fits the index. A table would need four billion keys
-/// (hundreds of gigabytes) to overflow it.
+/// A position that fits an index slot. A table would need four billion
+/// keys (hundreds of gigabytes) to overflow it.
 #[inline]
 fn position(len: usize) -> u32 {
-    u32::try_from(len)
-        .unwrap_or_else(|_| panic!("a keyspace table holds at most {} keys", u32::MAX))
+    match u32::try_from(len) {
+        Ok(p) if p != u32::MAX => p,
+        _ => panic!("a keyspace table holds fewer than {} keys", u32::MAX),
+    }
 }
 
 impl KeyMap {
@@ -75,7 +108,8 @@ impl KeyMap {
     /// Bytes of the vector and the index (excluding the keys' and values'
     /// own allocations).
     pub fn structure_bytes(&self) -> usize {
-        self.entries.capacity() * std::mem::size_of::<(Key, Entry)>() + self.index.allocation_size()
+        self.entries.capacity() * std::mem::size_of::<(Key, Entry)>()
+            + self.slots.capacity() * std::mem::size_of::<u64>()
     }
 
     /// Grows the entry vector by exactly `additional` slots.
@@ -84,12 +118,91 @@ impl KeyMap {
     }
 
     #[inline]
+    fn mask(&self) -> usize {
+        self.slots.len().wrapping_sub(1)
+    }
+
+    /// Probes for `key`: `Ok(slot)` where it is, or `Err(slot)`, the free
+    /// slot that ends its probe run (`Err(0)` on an empty index).
+    #[inline]
+    fn probe(&self, key: &[u8], tag: u32) -> Result<usize, usize> {
+        if self.slots.is_empty() {
+            return Err(0);
+        }
+        let mask = self.mask();
+        let mut i = tag as usize & mask;
+        loop {
+            let slot = self.slots[i];
+            if slot == EMPTY {
+                return Err(i);
+            }
+            if slot_tag(slot) == tag && self.entries[slot_position(slot)].0[..] == *key {
+                return Ok(i);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// The slot that holds position `pos` of a key with `tag`.
+    fn slot_of_position(&self, tag: u32, pos: usize) -> Option<usize> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let wanted = make_slot(tag, position(pos));
+        let mask = self.mask();
+        let mut i = tag as usize & mask;
+        loop {
+            match self.slots[i] {
+                EMPTY => return None,
+                s if s == wanted => return Some(i),
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
+
+    /// Frees slot `hole`, moving later slots of the same probe run back so
+    /// that every key stays reachable from its home slot without
+    /// tombstones.
+    fn vacate(&mut self, mut hole: usize) {
+        let mask = self.mask();
+        let mut i = (hole + 1) & mask;
+        loop {
+            let slot = self.slots[i];
+            if slot == EMPTY {
+                break;
+            }
+            let home = slot_tag(slot) as usize & mask;
+            // The slot may move back to the hole when the hole lies
+            // between its home and where it is now.
+            if (i.wrapping_sub(home) & mask) >= (i.wrapping_sub(hole) & mask) {
+                self.slots[hole] = slot;
+                hole = i;
+            }
+            i = (i + 1) & mask;
+        }
+        self.slots[hole] = EMPTY;
+    }
+
+    /// Doubles the index (or creates it), placing every slot again by its
+    /// tag: no key is read or hashed.
+    fn grow(&mut self) {
+        let new_len = (self.slots.len() * 2).max(8);
+        let old = std::mem::replace(&mut self.slots, vec![EMPTY; new_len]);
+        let mask = new_len - 1;
+        for slot in old.into_iter().filter(|&s| s != EMPTY) {
+            let mut i = slot_tag(slot) as usize & mask;
+            while self.slots[i] != EMPTY {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = slot;
+        }
+    }
+
+    #[inline]
     pub fn get_index_of(&self, key: &[u8]) -> Option<usize> {
-        let hash = key_hash(key);
-        let entries = &self.entries;
-        self.index
-            .find(hash, |&i| entries[i as usize].0[..] == *key)
-            .map(|&i| i as usize)
+        self.probe(key, key_tag(key))
+            .ok()
+            .map(|slot| slot_position(self.slots[slot]))
     }
 
     #[inline]
@@ -131,34 +244,35 @@ impl KeyMap {
     /// the existing one's position.
     #[inline]
     pub fn insert_new(&mut self, key: &[u8], entry: Entry) -> InsertNew {
-        let hash = key_hash(key);
-        let KeyMap { index, entries } = self;
-        let slot = index.entry(
-            hash,
-            |&i| entries[i as usize].0[..] == *key,
-            |&i| key_hash(&entries[i as usize].0),
-        );
-        match slot {
-            Slot::Occupied(o) => InsertNew::Present(*o.get() as usize, entry),
-            Slot::Vacant(v) => {
-                v.insert(position(entries.len()));
-                entries.push((Key::from_slice(key), entry));
-                InsertNew::Inserted
-            }
+        let tag = key_tag(key);
+        let mut free = match self.probe(key, tag) {
+            Ok(slot) => return InsertNew::Present(slot_position(self.slots[slot]), entry),
+            Err(free) => free,
+        };
+        let (num, den) = MAX_LOAD;
+        if (self.entries.len() + 1) * den > self.slots.len() * num {
+            self.grow();
+            free = match self.probe(key, tag) {
+                Err(free) => free,
+                Ok(_) => unreachable!("the key was absent before the index grew"),
+            };
         }
+        self.slots[free] = make_slot(tag, position(self.entries.len()));
+        self.entries.push((Key::from_slice(key), entry));
+        InsertNew::Inserted
     }
 
     /// Removes the entry at `i`, moving the last entry into its place.
     pub fn swap_remove_index(&mut self, i: usize) -> Option<(Key, Entry)> {
-        let removed_hash = key_hash(&self.entries.get(i)?.0);
-        if let Ok(slot) = self.index.find_entry(removed_hash, |&j| j as usize == i) {
-            slot.remove();
+        let removed_tag = key_tag(&self.entries.get(i)?.0);
+        if let Some(slot) = self.slot_of_position(removed_tag, i) {
+            self.vacate(slot);
         }
         let last = self.entries.len() - 1;
         if i != last {
-            let last_hash = key_hash(&self.entries[last].0);
-            if let Some(moved) = self.index.find_mut(last_hash, |&j| j as usize == last) {
-                *moved = position(i);
+            let last_tag = key_tag(&self.entries[last].0);
+            if let Some(slot) = self.slot_of_position(last_tag, last) {
+                self.slots[slot] = make_slot(last_tag, position(i));
             }
         }
         Some(self.entries.swap_remove(i))

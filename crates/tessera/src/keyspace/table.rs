@@ -128,15 +128,19 @@ pub struct TableStats {
 /// when set). Shared by every key the client watches.
 pub type WatchFlag = std::sync::Arc<std::sync::atomic::AtomicBool>;
 
+/// `repr(C)` with the map first: a lookup reads only the map's header, and
+/// for database 0 that header shares a cache line with the shard's lock
+/// (see `ShardTables`).
 #[derive(Debug, Default)]
+#[repr(C)]
 pub struct Table {
+    map: KeyMap,
     /// The database index this table belongs to (events name it).
     db: usize,
     /// Clients WATCHing keys of this table. Lives with the table, under the
     /// same lock, so a write and the flagging of its watchers are one step.
     /// Stays with the database index when SWAPDB moves the contents.
     watched: HashMap<Key, Vec<WatchFlag>, RandomState>,
-    map: KeyMap,
     /// Absolute expiry (Unix ms) of the keys that have one. Separate, as in
     /// Redis, so active expiry and volatile-* eviction sample only these.
     expires: IndexMap<Key, i64, RandomState>,
