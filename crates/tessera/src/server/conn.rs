@@ -143,8 +143,15 @@ async fn run(
         let pushes = client.receives_pushes();
         let idle = if pushes { 0 } else { srv.config.timeout_secs() };
         let n = loop {
-            match stream.try_read_buf(&mut home(state).rbuf) {
-                Ok(n) => break n,
+            let rbuf = &mut home(state).rbuf;
+            let room = rbuf.capacity() - rbuf.len();
+            match stream.try_read_buf(rbuf) {
+                Ok(n) => {
+                    if n > 0 && n < room {
+                        forget_readable(stream);
+                    }
+                    break n;
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
                 Err(e) => return Err(e),
             }
@@ -188,6 +195,20 @@ async fn run(
             return Ok(());
         }
     }
+}
+
+/// After a read that left room in the buffer, the socket was drained at
+/// that moment: marks it not readable, so the next read waits for the
+/// event loop to report new input instead of trying a `recv` that would
+/// fail with EAGAIN. With one request in flight per client that saves a
+/// system call on almost every other request (strace: 10,379 failed reads
+/// for 22,677 requests). Input that arrives later raises a new edge-
+/// triggered event, and tokio ignores the clearing if that event was
+/// already seen, so nothing is missed.
+fn forget_readable(stream: &TcpStream) {
+    let _ = stream.try_io(tokio::io::Interest::READABLE, || {
+        Err::<(), _>(std::io::ErrorKind::WouldBlock.into())
+    });
 }
 
 /// The next complete request at the start of `buf`: its kind and length.
