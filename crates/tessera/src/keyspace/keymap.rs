@@ -307,14 +307,22 @@ mod tests {
     }
 
     /// Random inserts, replacements and removals against a std HashMap:
-    /// every key stays findable at the position the vector holds it.
+    /// every key stays findable at the position the vector holds it. Key
+    /// spaces from a dozen keys (an index of 8-32 slots, where probe runs
+    /// wrap around its end all the time) to thousands.
     #[test]
     fn behaves_like_a_map() {
-        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        for (seed, keys) in [(7, 3000), (8, 12), (9, 40), (10, 300)] {
+            behaves_like_a_map_over(seed, keys);
+        }
+    }
+
+    fn behaves_like_a_map_over(seed: u64, keys: u32) {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
         let mut map = KeyMap::default();
         let mut model: HashMap<Vec<u8>, u32> = HashMap::new();
         for step in 0..200_000u32 {
-            let key = format!("key:{}", rng.gen_range(0..3000)).into_bytes();
+            let key = format!("key:{}", rng.gen_range(0..keys)).into_bytes();
             match rng.gen_range(0..5) {
                 0..=2 => match map.insert_new(&key, entry(step)) {
                     InsertNew::Present(i, e) => {
@@ -339,7 +347,7 @@ mod tests {
                     }
                 }
             }
-            if step % 10_000 == 0 {
+            if step % 10_000 == 0 || (keys < 100 && step % 97 == 0) {
                 assert_eq!(map.len(), model.len());
                 for (k, v) in &model {
                     let i = map.get_index_of(k).expect("present");
