@@ -466,6 +466,11 @@ const READ_SCRIPT: &[(&str, &str)] = &[
     ("GEOHASH w big neg pinf ninf e19 frac p62 p53", r#"["00bh0hbj200", "bp05b5048p0", "00bh0hbj200", "00bh0hbj200", "bp05b5048p0", "00bh0hbj210", "bp05b5048p0", "00bh0hbj200"]"#),
     ("GEODIST w big neg", r#""18919844.5891""#),
     ("GEODIST w ninf p53 ft", r#""0.0000""#),
+    // 44736467.060850002 ft: fixed-point rounding of the value times 10^4
+    // (ties to even) gives .0608 where printf's %.4f would give .0609.
+    ("ZADD tie 611300666944220 a 3479484749105832 b", r#":2"#),
+    ("GEODIST tie a b ft", r#""44736467.0608""#),
+    ("GEORADIUSBYMEMBER tie a 1e12 ft WITHDIST ASC", r#"[["a", "0.0000"], ["b", "44736467.0608"]]"#),
 ];
 
 const RADIUS_SCRIPT: &[(&str, &str)] = &[

@@ -361,18 +361,31 @@ fn box_unit(width: &[u8], height: &[u8], u: &[u8]) -> Result<(f64, f64, f64), Cm
     Ok((w, h, unit(u)?))
 }
 
-/// A distance as Redis replies it: C's `%.4f`, always a bulk string.
+/// A distance as Redis replies it, always a bulk string (see
+/// [`format_distance`]).
 fn reply_distance(out: &mut ReplyBuf, d: f64) {
-    if d.is_nan() {
-        // glibc prints the sign of a NaN.
-        out.bulk(if d.is_sign_negative() {
-            b"-nan"
-        } else {
-            b"nan"
-        });
+    out.bulk(format_distance(d).as_bytes());
+}
+
+/// Redis 7.0 prints distances in fixed point, not with `%.4f`: the value
+/// times 10^4 is rounded to an integer the way C's `llrint` does (ties to
+/// even, on the already rounded product; NaN and out-of-range values
+/// become `i64::MIN`), then printed with four decimals. Near a tie the two
+/// differ in the last digit: 44736467.060850002 ft prints as
+/// 44736467.0608 where `%.4f` gives .0609.
+fn format_distance(d: f64) -> String {
+    let scaled = d * 10_000.0;
+    // i64::MAX rounds up to 2^63 as a double: anything from there is out
+    // of range, as is everything below -2^63.
+    let fits = scaled > -9_223_372_036_854_775_808.0 && scaled < 9_223_372_036_854_775_808.0;
+    let units = if fits {
+        scaled.round_ties_even() as i64
     } else {
-        out.bulk(format!("{d:.4}").as_bytes());
-    }
+        i64::MIN
+    };
+    let sign = if units < 0 { "-" } else { "" };
+    let magnitude = units.unsigned_abs();
+    format!("{sign}{}.{:04}", magnitude / 10_000, magnitude % 10_000)
 }
 
 /// A coordinate as Redis's addReplyHumanLongDouble prints it: a bulk string
@@ -1126,6 +1139,18 @@ fn partial_qsort<T>(v: &mut [T], lrange: usize, rrange: usize, cmp: &impl Fn(&T,
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn distances_print_in_fixed_point_as_redis_does() {
+        use super::format_distance;
+        assert_eq!(format_distance(44_736_467.060_850_002), "44736467.0608");
+        assert_eq!(format_distance(166_274.151_6), "166274.1516");
+        assert_eq!(format_distance(0.0), "0.0000");
+        assert_eq!(format_distance(0.000_05), "0.0000");
+        assert_eq!(format_distance(12.5), "12.5000");
+        assert_eq!(format_distance(f64::NAN), "-922337203685477.5808");
+        assert_eq!(format_distance(f64::INFINITY), "-922337203685477.5808");
+    }
+
     use super::*;
 
     fn asc(a: &(f64, u32), b: &(f64, u32)) -> i32 {
