@@ -265,13 +265,17 @@ impl KeyMap {
     /// Removes the entry at `i`, moving the last entry into its place.
     pub fn swap_remove_index(&mut self, i: usize) -> Option<(Key, Entry)> {
         let removed_tag = key_tag(&self.entries.get(i)?.0);
-        if let Some(slot) = self.slot_of_position(removed_tag, i) {
+        let removed_slot = self.slot_of_position(removed_tag, i);
+        debug_assert!(removed_slot.is_some(), "every entry has a slot");
+        if let Some(slot) = removed_slot {
             self.vacate(slot);
         }
         let last = self.entries.len() - 1;
         if i != last {
             let last_tag = key_tag(&self.entries[last].0);
-            if let Some(slot) = self.slot_of_position(last_tag, last) {
+            let moved_slot = self.slot_of_position(last_tag, last);
+            debug_assert!(moved_slot.is_some(), "every entry has a slot");
+            if let Some(slot) = moved_slot {
                 self.slots[slot] = make_slot(last_tag, position(i));
             }
         }

@@ -95,7 +95,9 @@ pub struct ShardTables {
 impl ShardTables {
     fn new(tables: impl IntoIterator<Item = Table>) -> ShardTables {
         let mut tables = tables.into_iter();
-        let first = tables.next().unwrap_or_default();
+        let first = tables
+            .next()
+            .expect("a keyspace has at least one database (the config enforces it)");
         ShardTables {
             first,
             rest: tables.collect(),

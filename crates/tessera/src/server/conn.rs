@@ -143,15 +143,8 @@ async fn run(
         let pushes = client.receives_pushes();
         let idle = if pushes { 0 } else { srv.config.timeout_secs() };
         let n = loop {
-            let rbuf = &mut home(state).rbuf;
-            let room = rbuf.capacity() - rbuf.len();
-            match stream.try_read_buf(rbuf) {
-                Ok(n) => {
-                    if n > 0 && n < room {
-                        forget_readable(stream);
-                    }
-                    break n;
-                }
+            match read_available(stream, &mut home(state).rbuf) {
+                Ok(n) => break n,
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
                 Err(e) => return Err(e),
             }
@@ -197,18 +190,34 @@ async fn run(
     }
 }
 
-/// After a read that left room in the buffer, the socket was drained at
-/// that moment: marks it not readable, so the next read waits for the
-/// event loop to report new input instead of trying a `recv` that would
-/// fail with EAGAIN. With one request in flight per client that saves a
-/// system call on almost every other request (strace: 10,379 failed reads
-/// for 22,677 requests). Input that arrives later raises a new edge-
-/// triggered event, and tokio ignores the clearing if that event was
-/// already seen, so nothing is missed.
-fn forget_readable(stream: &TcpStream) {
-    let _ = stream.try_io(tokio::io::Interest::READABLE, || {
-        Err::<(), _>(std::io::ErrorKind::WouldBlock.into())
+/// Reads what the socket holds into `rbuf` without waiting (WouldBlock
+/// when it holds nothing).
+///
+/// A read that leaves room in the buffer drained the socket at that
+/// moment, so it also marks the socket not readable: the next read then
+/// waits for the event loop to report new input instead of trying a
+/// `recv` that would fail with EAGAIN. With one request in flight per
+/// client that saves a system call on almost every other request (strace:
+/// 10,379 failed reads for 22,677 requests). tokio's own `poll_read` does
+/// the same. The read runs inside `try_io` so that the mark is cleared
+/// with the readiness seen *before* the read: if an edge-triggered event
+/// for newer input has been processed since, tokio keeps the mark and the
+/// input is read.
+fn read_available(stream: &TcpStream, rbuf: &mut BytesMut) -> std::io::Result<usize> {
+    let room = rbuf.capacity() - rbuf.len();
+    let mut drained = None;
+    let result = stream.try_io(tokio::io::Interest::READABLE, || {
+        let n = stream.try_read_buf(rbuf)?;
+        if n > 0 && n < room {
+            drained = Some(n);
+            return Err(std::io::ErrorKind::WouldBlock.into());
+        }
+        Ok(n)
     });
+    match drained {
+        Some(n) => Ok(n),
+        None => result,
+    }
 }
 
 /// The next complete request at the start of `buf`: its kind and length.
