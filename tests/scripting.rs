@@ -612,6 +612,56 @@ fn busy_script_serves_clients_on_its_own_thread() {
     assert_eq!(runner.call(&["PING"]), simple("PONG"));
 }
 
+/// WATCH and UNWATCH of a key the busy script holds are answered, as
+/// Redis answers them, and the watch then sees later writes.
+#[test]
+fn busy_script_lets_clients_watch_the_keys_it_holds() {
+    let s = one_thread_server();
+    let mut watcher = s.raw();
+    let mut other = s.raw();
+    let mut runner = s.raw();
+    watcher.call(&["SET", "busykey", "before"]);
+    runner.send(&[
+        "EVAL",
+        "redis.call('get', KEYS[1]) while true do end",
+        "1",
+        "busykey",
+    ]);
+    assert_eq!(until_busy(&mut other, &["PING"]), BUSY_EVAL.as_bytes());
+    assert_eq!(
+        watcher.call(&["WATCH", "busykey", "elsewhere"]),
+        simple("OK")
+    );
+    assert_eq!(watcher.call(&["UNWATCH"]), simple("OK"));
+    assert_eq!(watcher.call(&["WATCH", "busykey"]), simple("OK"));
+    assert_eq!(other.call(&["SCRIPT", "KILL"]), simple("OK"));
+    assert!(matches!(runner.read_frame(), Frame::Error(_)));
+    assert_eq!(other.call(&["SET", "busykey", "after"]), simple("OK"));
+    assert_eq!(watcher.call(&["MULTI"]), simple("OK"));
+    assert_eq!(watcher.call(&["GET", "busykey"]), simple("QUEUED"));
+    assert_eq!(watcher.call(&["EXEC"]), Frame::NullArray);
+    // DISCARD during a busy script drops the watches too.
+    assert_eq!(watcher.call(&["WATCH", "busykey"]), simple("OK"));
+    runner.send(&[
+        "EVAL",
+        "redis.call('get', KEYS[1]) while true do end",
+        "1",
+        "busykey",
+    ]);
+    until_busy(&mut other, &["PING"]);
+    assert_eq!(watcher.call(&["MULTI"]), simple("OK"));
+    assert_eq!(watcher.call(&["DISCARD"]), simple("OK"));
+    assert_eq!(other.call(&["SCRIPT", "KILL"]), simple("OK"));
+    assert!(matches!(runner.read_frame(), Frame::Error(_)));
+    assert_eq!(other.call(&["SET", "busykey", "again"]), simple("OK"));
+    assert_eq!(watcher.call(&["MULTI"]), simple("OK"));
+    assert_eq!(watcher.call(&["GET", "busykey"]), simple("QUEUED"));
+    assert_eq!(
+        watcher.call(&["EXEC"]),
+        Frame::Array(vec![Frame::Bulk(b"again".to_vec())])
+    );
+}
+
 /// A script that wrote cannot be killed; SHUTDOWN NOSAVE from a client on
 /// its thread stops the server.
 #[test]

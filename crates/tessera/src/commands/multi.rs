@@ -169,13 +169,17 @@ fn watch(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             continue;
         }
         let flag = ctx.client.multi.watch_flag.clone();
-        ctx.with_key(key, |d| {
-            // A key already expired counts as absent from now on: its
-            // deletion must not fail the transaction (Redis 7.0 remembers
-            // it was expired; deleting it first has the same outcome).
+        let (mut locks, from_script) = ctx.srv.keyspace.lock_key_beside_hold(key);
+        let mut d = locks.db(db, ctx.now_ms, ctx.touch);
+        // A key already expired counts as absent from now on: its deletion
+        // must not fail the transaction (Redis 7.0 remembers it was
+        // expired; deleting it first has the same outcome). Not in a shard
+        // a busy script holds: keys do not expire under a running script.
+        if !from_script {
             d.exists(key);
-            d.table(key).watch(key, &flag);
-        });
+        }
+        d.table(key).watch(key, &flag);
+        drop(locks);
         ctx.client.multi.watched.push((db, Key::from_slice(key)));
     }
     ctx.out.ok();
@@ -192,7 +196,7 @@ fn unwatch(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 pub fn unwatch_all(srv: &ServerState, client: &mut Client) {
     let watched = std::mem::take(&mut client.multi.watched);
     for (db, key) in watched {
-        let mut locks = srv.keyspace.lock_key(&key);
+        let (mut locks, _) = srv.keyspace.lock_key_beside_hold(&key);
         locks.shard_for(&key).dbs[db].unwatch(&key, &client.multi.watch_flag);
     }
     client.multi.watch_flag.store(false, Relaxed);

@@ -416,6 +416,36 @@ impl Keyspace {
         })
     }
 
+    /// Locks `key`'s shard for a client served while this thread's own
+    /// script is busy (see `server::parked`), for the commands Redis lets
+    /// run then that touch a key's watch list (WATCH, UNWATCH, DISCARD,
+    /// RESET). A shard the script holds is reached through the script's
+    /// guard, which is sound while the script is suspended in its hook and
+    /// none of its commands uses the shard; any other shard is locked as
+    /// usual. The flag says whether the script's guard was used.
+    pub fn lock_key_beside_hold(&self, key: &[u8]) -> (LockSet<'_>, bool) {
+        let idx = shard_of(key);
+        let borrowed = HELD.with(|h| {
+            let mut held = h.borrow_mut();
+            let pos = held.binary_search_by_key(&idx, |s| s.idx).ok()?;
+            let slot = &mut held[pos];
+            if slot.in_use.get() {
+                return None;
+            }
+            slot.in_use.set(true);
+            Some(ShardGuard::Held {
+                shard: NonNull::from(&mut *slot.guard),
+                in_use: slot.in_use.clone(),
+                _borrow: PhantomData,
+            })
+        });
+        let from_script = borrowed.is_some();
+        let guard = borrowed.unwrap_or_else(|| self.lock_shard(idx));
+        let mut guards = SmallVec::new();
+        guards.push((idx, guard));
+        (LockSet { guards }, from_script)
+    }
+
     /// Locks the one shard holding `key`.
     #[inline]
     pub fn lock_key(&self, key: &[u8]) -> LockSet<'_> {
