@@ -193,11 +193,17 @@ fn unwatch(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 /// Drops every WATCH of a client (EXEC, DISCARD, UNWATCH, RESET, disconnect).
+///
+/// Each key leaves the client's list only once its table has forgotten the
+/// watch: a wait for a shard that a busy script on another thread holds
+/// ends the command with -BUSY part-way, and the keys still listed are
+/// unwatched by the next UNWATCH, EXEC, DISCARD or the disconnect.
 pub fn unwatch_all(srv: &ServerState, client: &mut Client) {
-    let watched = std::mem::take(&mut client.multi.watched);
-    for (db, key) in watched {
-        let (mut locks, _) = srv.keyspace.lock_key_beside_hold(&key);
-        locks.shard_for(&key).dbs[db].unwatch(&key, &client.multi.watch_flag);
+    while let Some((db, key)) = client.multi.watched.last() {
+        let (mut locks, _) = srv.keyspace.lock_key_beside_hold(key);
+        locks.shard_for(key).dbs[*db].unwatch(key, &client.multi.watch_flag);
+        drop(locks);
+        client.multi.watched.pop();
     }
     client.multi.watch_flag.store(false, Relaxed);
 }
