@@ -662,6 +662,47 @@ fn busy_script_lets_clients_watch_the_keys_it_holds() {
     );
 }
 
+/// A key that expired before the busy script started, watched from the
+/// script's thread, counts as absent (its deletion does not fail EXEC).
+#[test]
+fn busy_script_watch_of_a_key_expired_before_it_started() {
+    let s = if common::target_is_redis() {
+        TestServer::start_with(&["--enable-debug-command", "yes"])
+    } else {
+        TestServer::start_with(&["--threads", "1", "--enable-debug-command", "yes"])
+    };
+    let mut watcher = s.raw();
+    let mut other = s.raw();
+    let mut runner = s.raw();
+    other.call(&["CONFIG", "SET", "busy-reply-threshold", "100"]);
+    assert_eq!(
+        other.call(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]),
+        simple("OK")
+    );
+    assert_eq!(
+        other.call(&["SET", "{t}gone", "v", "PX", "1"]),
+        simple("OK")
+    );
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    runner.send(&[
+        "EVAL",
+        "redis.call('get', KEYS[1]) while true do end",
+        "1",
+        "{t}held",
+    ]);
+    until_busy(&mut other, &["PING"]);
+    assert_eq!(watcher.call(&["WATCH", "{t}gone"]), simple("OK"));
+    assert_eq!(other.call(&["SCRIPT", "KILL"]), simple("OK"));
+    assert!(matches!(runner.read_frame(), Frame::Error(_)));
+    assert_eq!(watcher.call(&["MULTI"]), simple("OK"));
+    assert_eq!(watcher.call(&["PING"]), simple("QUEUED"));
+    assert_eq!(watcher.call(&["EXEC"]), Frame::Array(vec![simple("PONG")]));
+    assert_eq!(
+        other.call(&["DEBUG", "SET-ACTIVE-EXPIRE", "1"]),
+        simple("OK")
+    );
+}
+
 /// A script that wrote cannot be killed; SHUTDOWN NOSAVE from a client on
 /// its thread stops the server.
 #[test]

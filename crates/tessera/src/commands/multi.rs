@@ -170,14 +170,18 @@ fn watch(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
         let flag = ctx.client.multi.watch_flag.clone();
         let (mut locks, from_script) = ctx.srv.keyspace.lock_key_beside_hold(key);
-        let mut d = locks.db(db, ctx.now_ms, ctx.touch);
+        // In a shard a busy script holds, expiry follows the script's
+        // stopped clock: a key expired when it started is gone for it too,
+        // one that expired since is not yet.
+        let now = match super::scripting::frozen_now_ms() {
+            Some(frozen) if from_script => frozen.min(ctx.now_ms),
+            _ => ctx.now_ms,
+        };
+        let mut d = locks.db(db, now, ctx.touch);
         // A key already expired counts as absent from now on: its deletion
         // must not fail the transaction (Redis 7.0 remembers it was
-        // expired; deleting it first has the same outcome). Not in a shard
-        // a busy script holds: keys do not expire under a running script.
-        if !from_script {
-            d.exists(key);
-        }
+        // expired; deleting it first has the same outcome).
+        d.exists(key);
         d.table(key).watch(key, &flag);
         drop(locks);
         ctx.client.multi.watched.push((db, Key::from_slice(key)));

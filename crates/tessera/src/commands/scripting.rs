@@ -374,6 +374,7 @@ impl CurrentRun {
     fn start(state: &mut CallState) -> CurrentRun {
         CURRENT.with(|c| c.set(state as *mut CallState as *mut ()));
         IN_SCRIPT.with(|c| c.set(true));
+        FROZEN_NOW_MS.with(|c| c.set(Some(state.now_ms)));
         CurrentRun
     }
 }
@@ -382,6 +383,7 @@ impl Drop for CurrentRun {
     fn drop(&mut self) {
         CURRENT.with(|c| c.set(std::ptr::null_mut()));
         IN_SCRIPT.with(|c| c.set(false));
+        FROZEN_NOW_MS.with(|c| c.set(None));
     }
 }
 
@@ -389,6 +391,16 @@ thread_local! {
     /// Whether a script runs on this thread (its commands show as "lua" in
     /// MONITOR).
     static IN_SCRIPT: Cell<bool> = const { Cell::new(false) };
+    /// The time the running script's keys expire by (its start: a script
+    /// sees the clock stopped).
+    static FROZEN_NOW_MS: Cell<Option<i64>> = const { Cell::new(None) };
+}
+
+/// The clock of the script running on this thread, if one runs: clients
+/// served from its hook while it is busy judge expiry in the shards it
+/// holds by it, as the script does.
+pub fn frozen_now_ms() -> Option<i64> {
+    FROZEN_NOW_MS.with(|c| c.get())
 }
 
 /// Whether the command being run on this thread comes from a script.
