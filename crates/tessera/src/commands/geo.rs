@@ -1139,9 +1139,10 @@ fn partial_qsort<T>(v: &mut [T], lrange: usize, rrange: usize, cmp: &impl Fn(&T,
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn distances_print_in_fixed_point_as_redis_does() {
-        use super::format_distance;
         assert_eq!(format_distance(44_736_467.060_850_002), "44736467.0608");
         assert_eq!(format_distance(166_274.151_6), "166274.1516");
         assert_eq!(format_distance(0.0), "0.0000");
@@ -1150,8 +1151,6 @@ mod tests {
         assert_eq!(format_distance(f64::NAN), "-922337203685477.5808");
         assert_eq!(format_distance(f64::INFINITY), "-922337203685477.5808");
     }
-
-    use super::*;
 
     fn asc(a: &(f64, u32), b: &(f64, u32)) -> i32 {
         if a.0 > b.0 {
