@@ -241,29 +241,10 @@ pub fn next_request(
     }
 }
 
-/// Runs one request read from a client: messages published before it was
-/// read go out before its reply (an UNSUBSCRIBE's included), and past the
-/// normal class's hard output limit the client is dropped. Shared by the
-/// regular loop and the busy-script pump.
-#[inline]
-pub fn execute_request(
-    srv: &ServerState,
-    client: &mut Client,
-    out: &mut ReplyBuf,
-    args: &[&[u8]],
-    hard_bytes: u64,
-) {
-    if client.receives_pushes() {
-        take_outbox(client, out);
-    }
-    dispatch::execute(srv, client, out, args);
-    drop_if_over_hard_limit(srv, client, out, hard_bytes);
-}
-
 /// Over the normal class's hard output limit (`hard_bytes`, 0 for none), a
 /// client is dropped without being sent what it owes, as Redis does.
 /// Subscribers answer to the pubsub class, enforced where messages arrive.
-fn drop_if_over_hard_limit(
+pub fn drop_if_over_hard_limit(
     srv: &ServerState,
     client: &mut Client,
     out: &mut ReplyBuf,
@@ -323,7 +304,13 @@ async fn process_buffer(
             if srv.pause.until_ms.load(Relaxed) != 0 && pause_applies(srv, name) {
                 wait_if_paused(srv).await;
             }
-            execute_request(srv, client, out, &args, normal_limit.hard_bytes);
+            if client.receives_pushes() {
+                // Messages published before this command was read go
+                // out before its reply (an UNSUBSCRIBE's included).
+                take_outbox(client, out);
+            }
+            dispatch::execute(srv, client, out, &args);
+            drop_if_over_hard_limit(srv, client, out, normal_limit.hard_bytes);
             if let Some(mut req) = client.block.take() {
                 let argv = req
                     .rerun_args

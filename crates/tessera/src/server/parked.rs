@@ -27,7 +27,10 @@ use tessera_resp::encode::ReplyBuf;
 use tessera_resp::request::{Limits, RequestParser};
 
 use super::client::Client;
-use super::conn::{execute_request, next_request, pause_applies, request_args};
+use super::conn::{
+    drop_if_over_hard_limit, next_request, pause_applies, request_args, take_outbox,
+};
+use super::dispatch;
 use super::state::ServerState;
 
 /// Everything a connection needs to run commands, movable as one pointer.
@@ -294,7 +297,11 @@ fn run_while_busy(srv: &ServerState, state: &mut ConnState) {
                 // Parsed again, from the same bytes, by the task.
                 break;
             }
-            execute_request(srv, client, out, &args, hard_bytes);
+            if client.receives_pushes() {
+                take_outbox(client, out);
+            }
+            dispatch::execute(srv, client, out, &args);
+            drop_if_over_hard_limit(srv, client, out, hard_bytes);
             // Nothing blocks in busy mode; drop it to be safe.
             client.block = None;
         }
