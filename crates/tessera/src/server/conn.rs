@@ -402,6 +402,11 @@ async fn wait_blocked(
     for k in &request.keys {
         registry.signal(request.db, k);
     }
+    // If that woke us, look at every key again, in order, as the handler
+    // did: the key those signals noted is only the first we wait on, and
+    // a write to another one in that window may have seen nobody blocked
+    // and signalled nothing.
+    waiter.take_ready_key();
     let result = loop {
         let sleep = async {
             match request.deadline {
