@@ -197,10 +197,10 @@ class Server:
             self.proc.wait()
 
 
-def run_bench(port, command, extra, seconds, client_cores, load=False, count=None):
+def run_bench(port, command, extra, seconds, client_cores, load=False, count=None, load_args=("-c", "64", "-P", "16")):
     args = ["resp-benchmark", "-p", str(port), "--cores", client_cores]
     if load:
-        args += ["--load", "-c", "64", "-P", "16", "-n", str(count)]
+        args += ["--load", *load_args, "-n", str(count)]
     else:
         args += ["-s", str(seconds)] + extra
     args.append(command)
@@ -309,7 +309,7 @@ def load_latency(kind, args, keys):
         probe.start()
         t0 = time.time()
         run_bench(srv.port, f"SET {{key sequence {keys}}} {{value 64}}", [], args.seconds,
-                  args.client_cores, load=True, count=keys)
+                  args.client_cores, load=True, count=keys, load_args=args.load_args.split())
         elapsed = time.time() - t0
         stop.set()
         probe.join()
@@ -329,7 +329,7 @@ def main_load(args):
         print(f"{kind:<8} load qps={q:.0f} probe p99={p99:.3f}ms p99.9={p999:.3f}ms max={mx:.3f}ms", flush=True)
     table = [
         f"Measured {time.strftime('%Y-%m-%d')} on a {os.cpu_count()}-core machine: {invocation()}. "
-        f"Each server (pinned to core {args.server_core}) is loaded with `resp-benchmark --load -c 64 -P 16 -n {keys} "
+        f"Each server (pinned to core {args.server_core}) is loaded with `resp-benchmark --load {args.load_args} -n {keys} "
         f"\"SET {{key sequence {keys}}} {{value 64}}\"` (client on core(s) {args.client_cores}) while a probe on its own "
         f"connection (pinned to core {args.probe_core or args.client_cores}) sends one GET every 0.5 ms and records "
         "every latency." + (" On 2 cores the probe competes with the loader or the server for its core, so its tail "
@@ -519,6 +519,9 @@ def main():
     ap.add_argument("--section", default="core")
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--keys", type=int, default=10_000_000, help="keys for --section load")
+    ap.add_argument("--load-args", default="-c 64 -P 16",
+                    help="--section load: the loader's resp-benchmark arguments (fewer connections leave the "
+                         "server headroom, so the probe measures pauses rather than queueing)")
     ap.add_argument("--probe-core", default=None, help="pin the --section load probe to this core")
     ap.add_argument("--only", default=None, help="only the cases (or --section memory data sets) whose label contains this")
     ap.add_argument("--scale", type=float, default=1.0, help="data-set size factor for --section memory")
