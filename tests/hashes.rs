@@ -637,3 +637,78 @@ fn hscan_hashtable_returns_every_field_while_it_changes() {
     let (seen, _) = full_hscan(&mut c, "h", &["MATCH", "f1??", "COUNT", "100"]);
     assert_eq!(seen.len(), 100);
 }
+
+/// A hash grown to 60,000 fields goes through index doublings that drain
+/// over many writes: every field keeps its value, updates in place and
+/// deletions during the growth land, and HSCAN started before the growth
+/// returns every field present throughout.
+#[test]
+fn large_hash_grows_while_updated_and_scanned() {
+    let s = common::TestServer::start();
+    let mut c = s.client();
+    let field = |i: usize| format!("field:{i}");
+    let mut model: std::collections::BTreeMap<String, String> = Default::default();
+    let hset = |c: &mut redis::Connection,
+                range: std::ops::Range<usize>,
+                tag: &str,
+                model: &mut std::collections::BTreeMap<String, String>| {
+        let mut cmd = redis::cmd("HSET");
+        cmd.arg("big");
+        for i in range {
+            cmd.arg(field(i)).arg(format!("{tag}{i}"));
+            model.insert(field(i), format!("{tag}{i}"));
+        }
+        let _: i64 = cmd.query(c).expect("HSET");
+    };
+    hset(&mut c, 0..1000, "v", &mut model);
+    let kept: Vec<String> = model
+        .keys()
+        .filter(|f| !f.ends_with('7'))
+        .cloned()
+        .collect();
+    let mut scanned = std::collections::BTreeSet::new();
+    let mut cursor = 0u64;
+    let mut scanning = true;
+    let mut next = 1000;
+    while scanning || next < 60_000 {
+        if scanning {
+            let (cur, batch): (u64, Vec<String>) = redis::cmd("HSCAN")
+                .arg("big")
+                .arg(cursor)
+                .arg("COUNT")
+                .arg(50)
+                .query(&mut c)
+                .expect("HSCAN");
+            for pair in batch.chunks(2) {
+                scanned.insert(pair[0].clone());
+            }
+            cursor = cur;
+            scanning = cursor != 0;
+        }
+        if next < 60_000 {
+            hset(&mut c, next..next + 1000, "v", &mut model);
+            // Rewrites with a longer value and deletions among the old fields.
+            hset(&mut c, next - 500..next - 400, "longer-value-", &mut model);
+            let gone = field(next - 993);
+            if gone.ends_with('7') {
+                let _: i64 = redis::cmd("HDEL")
+                    .arg("big")
+                    .arg(&gone)
+                    .query(&mut c)
+                    .expect("HDEL");
+                model.remove(&gone);
+            }
+            next += 1000;
+        }
+    }
+    for f in &kept {
+        assert!(scanned.contains(f), "HSCAN missed {f}");
+    }
+    assert_eq!(q::<i64>(&mut c, &["HLEN", "big"]), model.len() as i64);
+    let all: std::collections::BTreeMap<String, String> = q(&mut c, &["HGETALL", "big"]);
+    assert_eq!(all, model);
+    assert_eq!(
+        q::<String>(&mut c, &["OBJECT", "ENCODING", "big"]),
+        "hashtable"
+    );
+}

@@ -544,3 +544,72 @@ fn sscan_both_encodings() {
         assert!(seen.contains(&format!("m{i}")), "m{i} was never returned");
     }
 }
+
+/// A set grown to 60,000 members goes through index doublings that drain
+/// over many writes. Members stay findable, SSCAN started before the
+/// growth returns every member present throughout, and removals (by member
+/// and by SPOP) keep the rest intact.
+#[test]
+fn large_set_grows_and_shrinks_while_scanned() {
+    let (_s, mut c) = server();
+    let name = |i: usize| format!("member:{i}");
+    let mut model: BTreeSet<String> = BTreeSet::new();
+    let add =
+        |c: &mut redis::Connection, range: std::ops::Range<usize>, model: &mut BTreeSet<String>| {
+            let mut cmd = redis::cmd("SADD");
+            cmd.arg("big");
+            for i in range {
+                cmd.arg(name(i));
+                model.insert(name(i));
+            }
+            let _: i64 = cmd.query(c).expect("SADD");
+        };
+    add(&mut c, 0..1000, &mut model);
+    let kept_throughout: BTreeSet<String> = model.clone();
+    let mut scanned = BTreeSet::new();
+    let mut cursor = 0u64;
+    let mut scanning = true;
+    let mut next = 1000;
+    while scanning || next < 60_000 {
+        if scanning {
+            let (cur, batch): (u64, Vec<String>) = redis::cmd("SSCAN")
+                .arg("big")
+                .arg(cursor)
+                .arg("COUNT")
+                .arg(50)
+                .query(&mut c)
+                .expect("SSCAN");
+            scanned.extend(batch);
+            cursor = cur;
+            scanning = cursor != 0;
+        }
+        if next < 60_000 {
+            add(&mut c, next..next + 1000, &mut model);
+            next += 1000;
+        }
+    }
+    assert!(kept_throughout.is_subset(&scanned));
+    assert_eq!(q::<i64>(&mut c, &["SCARD", "big"]), 60_000);
+    for i in (0..60_000).step_by(997) {
+        assert_eq!(q::<i64>(&mut c, &["SISMEMBER", "big", &name(i)]), 1);
+    }
+    assert_eq!(q::<i64>(&mut c, &["SISMEMBER", "big", "member:60000"]), 0);
+    for i in (0..60_000).step_by(3) {
+        model.remove(&name(i));
+    }
+    for chunk in (0..60_000).step_by(3).collect::<Vec<_>>().chunks(1000) {
+        let mut cmd = redis::cmd("SREM");
+        cmd.arg("big");
+        for &i in chunk {
+            cmd.arg(name(i));
+        }
+        let _: i64 = cmd.query(&mut c).expect("SREM");
+    }
+    let popped: Vec<String> = q(&mut c, &["SPOP", "big", "5000"]);
+    assert_eq!(popped.len(), 5000);
+    for m in &popped {
+        assert!(model.remove(m), "SPOP returned {m}, not a member");
+    }
+    assert_eq!(members(&mut c, "big"), model);
+    assert_eq!(encoding(&mut c, "big"), "hashtable");
+}

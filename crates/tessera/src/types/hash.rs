@@ -7,9 +7,10 @@
 //!   iterate in the order Redis's listpack does. A one-byte hash per field,
 //!   kept in a small index at the front of the buffer, makes lookups a scan
 //!   of those bytes rather than of the pairs.
-//! * `hashtable`: an insertion-ordered hash map ([`IndexMap`]) for O(1)
-//!   lookups, inserts and deletes, each field stored with its value in one
-//!   exactly-sized allocation.
+//! * `hashtable`: a [`MemberTable`] (insertion-ordered positions until a
+//!   removal swaps the last pair in, an index that doubles without a
+//!   pause) for O(1) lookups, inserts and deletes, each field stored with
+//!   its value in one exactly-sized allocation.
 //!
 //! A hash starts as a listpack and becomes a hashtable for good (Redis
 //! never converts back) when a write leaves it with more than
@@ -29,9 +30,8 @@
 //! again, which SCAN allows) or one added after the scan started. Nothing
 //! ever moves from below the cursor to above it.
 
+use super::member_table::{Keyed, MemberTable};
 use super::Limits;
-use foldhash::fast::RandomState;
-use indexmap::IndexMap;
 
 #[derive(Debug, Clone)]
 pub struct HashValue {
@@ -142,7 +142,7 @@ impl HashValue {
     pub fn iter(&self) -> Iter<'_> {
         match &self.repr {
             Repr::Listpack(lp) => Iter(IterInner::Listpack(lp.iter())),
-            Repr::Table(t) => Iter(IterInner::Table(t.map.keys())),
+            Repr::Table(t) => Iter(IterInner::Table(t.map.iter())),
         }
     }
 
@@ -207,7 +207,7 @@ pub struct Iter<'a>(IterInner<'a>);
 
 enum IterInner<'a> {
     Listpack(LpIter<'a>),
-    Table(indexmap::map::Keys<'a, Pair, ()>),
+    Table(super::member_table::Iter<'a, Pair>),
 }
 
 impl<'a> Iterator for Iter<'a> {
@@ -614,35 +614,16 @@ impl Pair {
     }
 }
 
-impl std::hash::Hash for Pair {
+impl Keyed for Pair {
     #[inline]
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        self.field().hash(h)
-    }
-}
-
-impl PartialEq for Pair {
-    fn eq(&self, other: &Pair) -> bool {
-        self.field() == other.field()
-    }
-}
-
-impl Eq for Pair {}
-
-/// A lookup key: hashes and compares like the [`Pair`] holding the field.
-#[derive(Hash)]
-struct FieldKey<'a>(&'a [u8]);
-
-impl indexmap::Equivalent<Pair> for FieldKey<'_> {
-    #[inline]
-    fn equivalent(&self, p: &Pair) -> bool {
-        self.0 == p.field()
+    fn key(&self) -> &[u8] {
+        self.field()
     }
 }
 
 #[derive(Debug, Clone)]
 struct Table {
-    map: IndexMap<Pair, (), RandomState>,
+    map: MemberTable<Pair>,
     /// Heap bytes of the pairs, kept so that [`HashValue::heap_size`]
     /// (sampled by eviction) stays O(1).
     payload: usize,
@@ -651,61 +632,49 @@ struct Table {
 impl Table {
     fn with_capacity(n: usize) -> Table {
         Table {
-            map: IndexMap::with_capacity_and_hasher(n, RandomState::default()),
+            map: MemberTable::with_capacity(n),
             payload: 0,
         }
     }
 
     fn heap_size(&self) -> usize {
-        // Entry vector (hash + pair handle) plus the index (an 8-byte slot
-        // and a control byte per bucket, at most 7/8 full).
-        let entry = std::mem::size_of::<(u64, Pair)>();
-        self.map.capacity() * entry + self.map.capacity() * 9 * 8 / 7 + self.payload
+        self.map.structure_bytes() + self.payload
     }
 
     #[inline]
     fn get(&self, field: &[u8]) -> Option<&[u8]> {
-        self.map
-            .get_key_value(&FieldKey(field))
-            .map(|(p, _)| p.value())
+        self.map.get(field).map(Pair::value)
     }
 
     #[inline]
     fn get_index(&self, i: usize) -> Option<(&[u8], &[u8])> {
-        self.map.get_index(i).map(|(p, _)| p.parts())
+        self.map.get_index(i).map(Pair::parts)
     }
 
     #[inline]
     fn set(&mut self, field: &[u8], value: &[u8]) -> bool {
-        use indexmap::map::MutableKeys;
-        if let Some((_, p, _)) = self.map.get_full_mut2(&FieldKey(field)) {
+        if let Some(p) = self.map.get_mut(field) {
             let at = p.split();
             if p.0.len() - at == value.len() {
                 // Same length (a counter, a fixed-size blob): no allocation.
                 p.0[at..].copy_from_slice(value);
             } else {
-                // Same field, so the same hash and place in the map.
+                // Same field, so the same slot in the index.
                 let new = Pair::new(field, value);
                 self.payload = self.payload.saturating_sub(p.0.len()) + new.0.len();
                 *p = new;
             }
             return false;
         }
-        // Grow by a quarter rather than doubling: per-field memory matters
-        // more here than the amortised cost of the extra reallocations.
-        let len = self.map.len();
-        if len == self.map.capacity() {
-            self.map.reserve_exact(len / 4 + 4);
-        }
         let p = Pair::new(field, value);
         self.payload += p.0.len();
-        self.map.insert(p, ());
+        self.map.push_absent(p);
         true
     }
 
     fn remove(&mut self, field: &[u8]) -> bool {
-        match self.map.swap_remove_full(&FieldKey(field)) {
-            Some((_, p, _)) => {
+        match self.map.swap_remove(field) {
+            Some(p) => {
                 self.payload = self.payload.saturating_sub(p.0.len());
                 true
             }

@@ -5,6 +5,7 @@
 pub mod hash;
 pub mod hll;
 pub mod list;
+pub mod member_table;
 pub mod set;
 pub mod stream;
 pub mod string;

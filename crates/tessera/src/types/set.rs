@@ -6,9 +6,10 @@
 //!   narrowest width (2, 4 or 8 bytes) that fits every member, widened when
 //!   a member needs it, as Redis's intset does. Membership is a binary
 //!   search; members iterate in ascending order, as in Redis.
-//! * `hashtable`: an insertion-ordered hash set ([`IndexSet`]): O(1) add,
-//!   remove, membership and uniform random pick (SPOP, SRANDMEMBER).
-//!   Members of up to 16 bytes live inline in the entry.
+//! * `hashtable`: a [`MemberTable`] (insertion-ordered positions until a
+//!   removal swaps the last member in, an index that doubles without a
+//!   pause): O(1) add, remove, membership and uniform random pick (SPOP,
+//!   SRANDMEMBER). Members of up to 16 bytes live inline in the entry.
 //!
 //! A set is created as an intset when its first member is an integer
 //! (Redis's `string2ll` form), and becomes a hashtable for good when a
@@ -23,10 +24,9 @@
 //! never moves entries and a removal only moves the last entry down, so a
 //! member present for the whole iteration is returned at least once.
 
-use foldhash::fast::RandomState;
-use indexmap::IndexSet;
 use smallvec::SmallVec;
 
+use super::member_table::{Keyed, MemberTable};
 use super::Limits;
 use crate::util::numbers::parse_i64;
 
@@ -319,7 +319,7 @@ impl SetValue {
 /// Iterator over a set's members.
 pub enum Iter<'a> {
     Ints { set: &'a IntSet, next: usize },
-    Table(indexmap::set::Iter<'a, MemberBuf>),
+    Table(super::member_table::Iter<'a, MemberBuf>),
 }
 
 impl<'a> Iterator for Iter<'a> {
@@ -518,9 +518,16 @@ impl IntSet {
 
 #[derive(Debug, Clone)]
 struct Table {
-    set: IndexSet<MemberBuf, RandomState>,
+    set: MemberTable<MemberBuf>,
     /// Heap bytes of spilled members, so heap_size stays O(1).
     payload: usize,
+}
+
+impl Keyed for MemberBuf {
+    #[inline]
+    fn key(&self) -> &[u8] {
+        self
+    }
 }
 
 /// Heap bytes a member owns (0 while inline). Counted by length, not
@@ -538,14 +545,13 @@ fn member_heap(m: &MemberBuf) -> usize {
 impl Table {
     fn with_capacity(n: usize) -> Table {
         Table {
-            set: IndexSet::with_capacity_and_hasher(n, RandomState::default()),
+            set: MemberTable::with_capacity(n),
             payload: 0,
         }
     }
 
     fn heap_size(&self) -> usize {
-        let entry = std::mem::size_of::<(u64, MemberBuf)>();
-        self.set.capacity() * entry + self.set.capacity() * 9 * 8 / 7 + self.payload
+        self.set.structure_bytes() + self.payload
     }
 
     #[inline]
@@ -553,19 +559,14 @@ impl Table {
         if self.set.contains(member) {
             return false;
         }
-        // Grow by a quarter rather than doubling (memory per member).
-        let len = self.set.len();
-        if len == self.set.capacity() {
-            self.set.reserve_exact(len / 4 + 4);
-        }
         let m = MemberBuf::from_slice(member);
         self.payload += member_heap(&m);
-        self.set.insert(m);
+        self.set.push_absent(m);
         true
     }
 
     fn remove(&mut self, member: &[u8]) -> bool {
-        match self.set.swap_take(member) {
+        match self.set.swap_remove(member) {
             Some(m) => {
                 self.payload = self.payload.saturating_sub(member_heap(&m));
                 true
