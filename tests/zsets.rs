@@ -1527,3 +1527,99 @@ fn zrandmember_huge_negative_count_is_refused() {
     );
     assert_eq!(raw.call(&["PING"]), common::simple("PONG"));
 }
+
+/// A sorted set grown to 60,000 members resizes its member table over many
+/// writes (and shrinks it again after mass removal): ZSCAN started before
+/// the growth returns every member present throughout, and scores, ranks
+/// and ranges stay right.
+#[test]
+fn large_zset_resizes_while_scanned() {
+    let s = TestServer::start();
+    let mut c = s.client();
+    let name = |i: usize| format!("member:{i}");
+    let zadd = |c: &mut redis::Connection, range: std::ops::Range<usize>| {
+        let mut cmd = redis::cmd("ZADD");
+        cmd.arg("big");
+        for i in range {
+            cmd.arg(i % 1000).arg(name(i));
+        }
+        let _: i64 = cmd.query(c).expect("ZADD");
+    };
+    zadd(&mut c, 0..1000);
+    let mut scanned = HashSet::new();
+    let mut cursor = 0u64;
+    let mut scanning = true;
+    let mut next = 1000;
+    while scanning || next < 60_000 {
+        if scanning {
+            let (cur, batch): (u64, Vec<String>) = redis::cmd("ZSCAN")
+                .arg("big")
+                .arg(cursor)
+                .arg("COUNT")
+                .arg(20)
+                .query(&mut c)
+                .expect("ZSCAN");
+            for pair in batch.chunks(2) {
+                scanned.insert(pair[0].clone());
+            }
+            cursor = cur;
+            scanning = cursor != 0;
+        }
+        if next < 60_000 {
+            zadd(&mut c, next..next + 1000);
+            next += 1000;
+        }
+    }
+    for i in 0..1000 {
+        assert!(scanned.contains(&name(i)), "ZSCAN missed {}", name(i));
+    }
+    let card: i64 = redis::cmd("ZCARD").arg("big").query(&mut c).expect("ZCARD");
+    assert_eq!(card, 60_000);
+    for i in (0..60_000).step_by(1009) {
+        let score: f64 = redis::cmd("ZSCORE")
+            .arg("big")
+            .arg(name(i))
+            .query(&mut c)
+            .expect("ZSCORE");
+        assert_eq!(score, (i % 1000) as f64);
+    }
+    // Score 0 holds member:0, member:1000, ... in lexicographic order.
+    let first: Vec<String> = redis::cmd("ZRANGE")
+        .arg("big")
+        .arg(0)
+        .arg(2)
+        .query(&mut c)
+        .expect("ZRANGE");
+    assert_eq!(first, ["member:0", "member:1000", "member:10000"]);
+    for chunk in (100..60_000).collect::<Vec<_>>().chunks(1000) {
+        let mut cmd = redis::cmd("ZREM");
+        cmd.arg("big");
+        for &i in chunk {
+            cmd.arg(name(i));
+        }
+        let _: i64 = cmd.query(&mut c).expect("ZREM");
+    }
+    let mut rest = HashSet::new();
+    let mut cursor = 0u64;
+    loop {
+        let (cur, batch): (u64, Vec<String>) = redis::cmd("ZSCAN")
+            .arg("big")
+            .arg(cursor)
+            .query(&mut c)
+            .expect("ZSCAN");
+        for pair in batch.chunks(2) {
+            rest.insert(pair[0].clone());
+        }
+        cursor = cur;
+        if cursor == 0 {
+            break;
+        }
+    }
+    assert_eq!(rest, (0..100).map(name).collect::<HashSet<_>>());
+    let rank: i64 = redis::cmd("ZRANK")
+        .arg("big")
+        .arg("member:99")
+        .query(&mut c)
+        .expect("ZRANK");
+    assert_eq!(rank, 99);
+}
