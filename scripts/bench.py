@@ -298,18 +298,21 @@ def latency_probe(port, stop, samples, core=None):
             time.sleep(0.0005)
 
 
-def load_latency(kind, args, keys):
-    """Loads `keys` keys while probing latency; returns (load qps, p99, p99.9, max) in ms."""
+def load_latency(kind, args, keys, command=None, load_args=None):
+    """Sends `command` (default: SET of `keys` new keys) `keys` times while probing latency;
+    returns (load qps, p99, p99.9, max) in ms."""
     import threading
 
+    command = command or f"SET {{key sequence {keys}}} {{value 64}}"
+    load_args = load_args or args.load_args.split()
     srv = Server(kind, args.server_core, args.threads)
     try:
         stop, samples = threading.Event(), []
         probe = threading.Thread(target=latency_probe, args=(srv.port, stop, samples, args.probe_core))
         probe.start()
         t0 = time.time()
-        run_bench(srv.port, f"SET {{key sequence {keys}}} {{value 64}}", [], args.seconds,
-                  args.client_cores, load=True, count=keys, load_args=args.load_args.split())
+        run_bench(srv.port, command, [], args.seconds, args.client_cores, load=True, count=keys,
+                  load_args=load_args)
         elapsed = time.time() - t0
         stop.set()
         probe.join()
@@ -342,6 +345,41 @@ def main_load(args):
         q, p99, p999, mx = results[kind]
         table.append(f"| {kind} | {keys} | {q:.0f} | {p99:.3f} | {p999:.3f} | {mx:.3f} |")
     write_section(args.output, args.doc_section or "load", "\n".join(table))
+    print("\n".join(table))
+
+
+# One key grown to --members members, through one pipelined connection.
+GROW_CASES = [
+    ("hash", "HSET big {key sequence %d} x"),
+    ("set", "SADD big {key sequence %d}"),
+    ("zset", "ZADD big {rand 1000} {key sequence %d}"),
+]
+
+
+def main_grow(args):
+    """Latency of a probe while a single collection grows to --members members: a one-step
+    resize of its table would show as a stall of the probe."""
+    n = args.members
+    rows = []
+    for label, template in GROW_CASES:
+        command = template % n
+        for kind in ["redis", "tessera"]:
+            q, p99, p999, mx = load_latency(kind, args, n, command, ["-c", "1", "-P", "16"])
+            print(f"{label:<5} {kind:<8} rate={q:.0f}/s p99={p99:.3f} p99.9={p999:.3f} max={mx:.3f}", flush=True)
+            rows.append((label, command, kind, q, p99, p999, mx))
+    table = [
+        f"Measured {time.strftime('%Y-%m-%d')} on a {os.cpu_count()}-core machine: {invocation()}. "
+        f"Each server (pinned to core {args.server_core}) receives `resp-benchmark --load -c 1 -P 16 -n {n} "
+        "\"<command>\"` (one key grown to that many members; client on core(s) "
+        f"{args.client_cores}) while a probe on its own connection (pinned to core "
+        f"{args.probe_core or args.client_cores}) sends one GET every 0.5 ms and records every latency.",
+        "",
+        "| type | command | server | members/s | probe p99 ms | probe p99.9 ms | probe max ms |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: |",
+    ]
+    for label, command, kind, q, p99, p999, mx in rows:
+        table.append(f"| {label} | `{command}` | {kind} | {q:.0f} | {p99:.3f} | {p999:.3f} | {mx:.3f} |")
+    write_section(args.output, args.doc_section or "grow", "\n".join(table))
     print("\n".join(table))
 
 
@@ -522,6 +560,7 @@ def main():
     ap.add_argument("--load-args", default="-c 64 -P 16",
                     help="--section load: the loader's resp-benchmark arguments (fewer connections leave the "
                          "server headroom, so the probe measures pauses rather than queueing)")
+    ap.add_argument("--members", type=int, default=3_000_000, help="--section grow: members of the one key")
     ap.add_argument("--probe-core", default=None, help="pin the --section load probe to this core")
     ap.add_argument("--only", default=None, help="only the cases (or --section memory data sets) whose label contains this")
     ap.add_argument("--scale", type=float, default=1.0, help="data-set size factor for --section memory")
@@ -543,6 +582,8 @@ def main():
         return main_load(args)
     if args.section == "conns":
         return main_conns(args)
+    if args.section == "grow":
+        return main_grow(args)
     if args.section == "memory":
         return main_memory(args)
     if args.section == "scaling":
