@@ -18,6 +18,26 @@ fi
 if command -v systemctl >/dev/null 2>&1; then systemctl stop redis-server >/dev/null 2>&1 || true; fi
 redis-server --version
 
+# Real job-queue frameworks for tests/frameworks.rs: BullMQ (Node.js, pinned by
+# its package-lock.json), RQ and Celery over redis-py (pinned in their
+# requirements.txt files).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    echo "ERROR: node and npm are needed for the BullMQ tests (apt-get install -y nodejs npm)." >&2
+    exit 1
+fi
+if [ ! -d tests/frameworks/bullmq/node_modules/bullmq ]; then
+    if ! (cd tests/frameworks/bullmq && npm ci --no-audit --no-fund --loglevel=error); then
+        echo "ERROR: could not install BullMQ (npm ci in tests/frameworks/bullmq)." >&2
+        exit 1
+    fi
+fi
+if ! python3 -c 'import rq, celery, kombu, packaging, redis' >/dev/null 2>&1; then
+    if ! python3 -m pip install -q -r tests/frameworks/rq/requirements.txt -r tests/frameworks/celery/requirements.txt; then
+        echo "ERROR: could not install RQ and Celery (pip install -r tests/frameworks/{rq,celery}/requirements.txt)." >&2
+        exit 1
+    fi
+fi
+
 cargo build --workspace --all-targets
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

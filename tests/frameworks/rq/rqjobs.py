@@ -1,0 +1,5 @@
+def double(n):
+    return n * 2
+
+def boom():
+    raise ValueError("always fails")
