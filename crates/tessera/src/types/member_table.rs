@@ -53,7 +53,7 @@ pub const CHUNK: usize = 1 << CHUNK_BITS;
 
 /// An index fuller than this grows.
 const MAX_LOAD: (usize, usize) = (3, 4);
-/// Old-index slots moved per insert or delete. Growth starts at 3/4 load of
+/// Live old-index slots moved per insert or delete. Growth starts at 3/4 load of
 /// the old index, and the doubled index reaches that load after another
 /// 3/4·old-size inserts, so draining must move at least 4/3 slot per
 /// insert; 8 leaves a wide margin and finishes in a quarter of that time.
@@ -61,6 +61,9 @@ const DRAIN_PER_WRITE: usize = 8;
 /// Below this many slots the old index is drained at once: the pause is
 /// microseconds and lookups then never probe two indexes.
 const DRAIN_AT_ONCE_BELOW: usize = 1 << 14;
+
+/// Indexes of at most this many slots are never shrunk (a few KB).
+const SHRINK_ABOVE: usize = 64;
 
 /// One hash seed per process, as Redis seeds its dict hash once.
 static HASHER: std::sync::LazyLock<RandomState> = std::sync::LazyLock::new(RandomState::default);
@@ -325,6 +328,8 @@ impl<T: Keyed> MemberTable<T> {
         self.len -= 1;
         if self.len == 0 {
             *self = MemberTable::default();
+        } else {
+            self.maybe_shrink();
         }
         Some(removed)
     }
@@ -398,23 +403,52 @@ impl<T: Keyed> MemberTable<T> {
         }
     }
 
-    /// Moves up to `budget` slots of the old index into the new one.
+    /// Moves up to `budget` live slots of the old index into the new one,
+    /// looking at no more than ten times as many slots in all (as Redis's
+    /// dictRehash bounds empty visits): an index that deletions left
+    /// mostly empty drains at a bounded cost per write.
     fn drain(&mut self, budget: usize) {
         if self.old.is_empty() {
             return;
         }
-        let end = self.old.len().min(self.drained.saturating_add(budget));
-        for at in self.drained..end {
+        let mut empty_visits = budget.saturating_mul(10);
+        let mut left = budget;
+        while left > 0 && self.drained < self.old.len() {
+            let at = self.drained;
+            self.drained += 1;
             let slot = self.old[at];
-            if slot != EMPTY && slot != GONE {
-                self.place(slot);
-                self.old[at] = GONE;
+            if slot == EMPTY || slot == GONE {
+                empty_visits -= 1;
+                if empty_visits == 0 {
+                    break;
+                }
+                continue;
             }
+            left -= 1;
+            self.place(slot);
+            self.old[at] = GONE;
         }
-        self.drained = end;
         if self.drained == self.old.len() {
             self.old = Vec::new();
             self.drained = 0;
+        }
+    }
+
+    /// Halves the index (or more) once deletions leave it under a tenth
+    /// full, as Redis shrinks hash and set tables, draining the same way a
+    /// doubling does. The new index is half full, so inserts that follow
+    /// do not reach the growth point before the old one has drained.
+    fn maybe_shrink(&mut self) {
+        if self.old.is_empty()
+            && self.slots.len() > SHRINK_ABOVE
+            && self.len * 10 < self.slots.len()
+        {
+            let new_len = (self.len * 2).next_power_of_two().max(8);
+            self.old = std::mem::replace(&mut self.slots, vec![EMPTY; new_len]);
+            self.drained = 0;
+            if self.old.len() < DRAIN_AT_ONCE_BELOW {
+                self.drain(usize::MAX);
+            }
         }
     }
 }
@@ -520,6 +554,46 @@ mod tests {
         }
         for item in t.iter() {
             assert!(t.contains(&item.0));
+        }
+    }
+
+    /// Deleting nearly everything shrinks the index (incrementally, with
+    /// lookups and inserts right throughout), and growing again works.
+    #[test]
+    fn shrinks_after_mass_deletion() {
+        let mut t: MemberTable<Item> = MemberTable::default();
+        for n in 0..200_000u32 {
+            t.push_absent(Item(n.to_string().into_bytes(), n));
+        }
+        let peak = t.slots.len();
+        let mut saw_draining = false;
+        for n in 0..199_900u32 {
+            assert!(t.swap_remove(n.to_string().as_bytes()).is_some());
+            saw_draining |= !t.old.is_empty();
+            if n % 4999 == 0 {
+                for k in (n + 1..200_000).step_by(1009) {
+                    assert_eq!(t.get(k.to_string().as_bytes()).map(|i| i.1), Some(k));
+                }
+            }
+        }
+        assert!(saw_draining);
+        assert_eq!(t.len(), 100);
+        for k in 199_900..200_000u32 {
+            assert_eq!(t.get(k.to_string().as_bytes()).map(|i| i.1), Some(k));
+        }
+        // A few more writes finish any drain still under way.
+        for n in 0..10_000u32 {
+            t.push_absent(Item(format!("again:{n}").into_bytes(), n));
+        }
+        assert!(t.old.is_empty());
+        assert!(
+            t.slots.len() < peak / 8,
+            "{} slots of {peak}",
+            t.slots.len()
+        );
+        assert_eq!(t.len(), 10_100);
+        for item in t.iter() {
+            assert_eq!(t.get(&item.0), Some(item));
         }
     }
 

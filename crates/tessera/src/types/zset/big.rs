@@ -196,7 +196,7 @@ fn empty_buckets(size: usize) -> Vec<Option<Elem>> {
     }
 }
 
-/// Old buckets moved per insert or delete. A doubling starts when the
+/// Non-empty old buckets moved per insert or delete. A doubling starts when the
 /// table holds one member per bucket and the next one when the new array
 /// (twice as large) does, so one bucket per insert would just keep up; four
 /// finishes in a quarter of that time.
@@ -299,7 +299,9 @@ impl Dict {
     /// deletions, below 10% fill).
     fn maybe_shrink(&mut self) {
         if self.target.is_empty() && self.buckets.len() > 4 && self.len * 10 < self.buckets.len() {
-            self.resize(self.len.next_power_of_two().max(4));
+            // Half full rather than full: inserts that follow the shrink do
+            // not reach the growth point before it has finished moving.
+            self.resize((self.len * 2).next_power_of_two().max(4));
         }
     }
 
@@ -326,9 +328,23 @@ impl Dict {
             return;
         }
         let mask = self.target.len() - 1;
-        let end = self.buckets.len().min(self.moved.saturating_add(budget));
-        for b in self.moved..end {
+        // Moves `budget` non-empty buckets but looks at no more than ten
+        // times as many in all (as Redis's dictRehash): an array left mostly
+        // empty by deletions drains at a bounded cost per write.
+        let mut empty_visits = budget.saturating_mul(10);
+        let mut left = budget;
+        while left > 0 && self.moved < self.buckets.len() {
+            let b = self.moved;
+            self.moved += 1;
             let mut cur = self.buckets[b].take();
+            if cur.is_none() {
+                empty_visits -= 1;
+                if empty_visits == 0 {
+                    break;
+                }
+                continue;
+            }
+            left -= 1;
             while let Some(e) = cur {
                 cur = e.next();
                 let t = hash(e.member()) as usize & mask;
@@ -336,7 +352,6 @@ impl Dict {
                 self.target[t] = Some(e);
             }
         }
-        self.moved = end;
         if self.moved == self.buckets.len() {
             self.buckets = std::mem::take(&mut self.target);
             self.moved = 0;
