@@ -985,8 +985,11 @@ fn read_group_history(
     let ids: Vec<StreamId> = s
         .groups
         .get(group)
-        .and_then(|g| g.consumers.get(consumer))
-        .map(|c| c.pel.range(start..).take(limit).copied().collect())
+        .and_then(|g| {
+            g.consumers
+                .get(consumer)
+                .map(|c| c.pel.range(start.., &g.pel, consumer).take(limit).collect())
+        })
         .unwrap_or_default();
     out.array(ids.len());
     for id in ids {
@@ -1378,15 +1381,11 @@ fn xgroup_delconsumer(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         xgroup_precheck(db, args, true, false)?;
         let s = as_stream(db.get_write(key))?.expect("stream");
         let g = s.groups.get_mut(args[3]).expect("group");
-        let Some(c) = g.consumers.remove(args[4]) else {
+        let Some(pending) = g.delete_consumer(args[4]) else {
             return Ok(0);
         };
-        let pending = c.pel.len() as i64;
-        for id in c.pel {
-            g.pel.remove(&id);
-        }
         db.changed(key, Class::STREAM, "xgroup-delconsumer");
-        Ok(pending)
+        Ok(pending as i64)
     })?;
     ctx.out.int(n);
     Ok(())
@@ -1508,7 +1507,7 @@ fn xpending(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         };
         let ids: Box<dyn Iterator<Item = StreamId>> = match consumer {
             Some(name) => match g.consumers.get(name) {
-                Some(c) if start <= end => Box::new(c.pel.range(start..=end).copied()),
+                Some(c) if start <= end => Box::new(c.pel.range(start..=end, &g.pel, name)),
                 Some(_) => Box::new(std::iter::empty()),
                 None => {
                     out.array(0);
@@ -1938,10 +1937,10 @@ fn xinfo_stream(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 out.bulk(b"pending");
                 let cn = c.pel.len().min(limit);
                 out.array(cn);
-                for id in c.pel.iter().take(cn) {
-                    let nk = &g.pel[id];
+                for id in c.pel.range(.., &g.pel, cname).take(cn) {
+                    let nk = &g.pel[&id];
                     out.array(3);
-                    reply_id(out, *id);
+                    reply_id(out, id);
                     out.int(nk.delivery_time);
                     out.int(nk.delivery_count as i64);
                 }
