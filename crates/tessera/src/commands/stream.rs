@@ -1482,16 +1482,14 @@ fn xpending(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let Some((minidle, start, end, mut count, consumer)) = range else {
             out.array(4);
             out.int(g.pel.len() as i64);
-            let (Some((first, _)), Some((last, _))) =
-                (g.pel.first_key_value(), g.pel.last_key_value())
-            else {
+            let (Some(first), Some(last)) = (g.pel.first(), g.pel.last()) else {
                 out.null();
                 out.null();
                 out.null_array();
                 return Ok(());
             };
-            reply_id(out, *first);
-            reply_id(out, *last);
+            reply_id(out, first);
+            reply_id(out, last);
             let with: Vec<_> = g
                 .consumers
                 .iter()
@@ -1514,7 +1512,7 @@ fn xpending(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                     return Ok(());
                 }
             },
-            None if start <= end => Box::new(g.pel.range(start..=end).map(|(id, _)| *id)),
+            None if start <= end => Box::new(g.pel.range(start..=end).map(|(id, _)| id)),
             None => Box::new(std::iter::empty()),
         };
         let mut tmp = scratch(out);
@@ -1717,7 +1715,7 @@ fn xautoclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 next = s
                     .groups
                     .get(group)
-                    .and_then(|g| g.pel.range(cursor..).next().map(|(id, _)| *id));
+                    .and_then(|g| g.pel.range(cursor..).next().map(|(id, _)| id));
                 break;
             }
             attempts -= 1;
@@ -1725,7 +1723,7 @@ fn xautoclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 g.pel
                     .range(cursor..)
                     .next()
-                    .map(|(id, nk)| (*id, nk.delivery_time))
+                    .map(|(id, nk)| (id, nk.delivery_time))
             }) else {
                 break;
             };
@@ -1919,7 +1917,7 @@ fn xinfo_stream(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             out.array(pn);
             for (id, nk) in g.pel.iter().take(pn) {
                 out.array(4);
-                reply_id(out, *id);
+                reply_id(out, id);
                 out.bulk(&nk.consumer);
                 out.int(nk.delivery_time);
                 out.int(nk.delivery_count as i64);
