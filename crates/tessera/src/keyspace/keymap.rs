@@ -19,6 +19,7 @@ use std::hash::BuildHasher;
 use foldhash::fast::RandomState;
 
 use super::table::{Entry, Key};
+use crate::util::probe;
 
 /// What [`KeyMap::insert_new`] did.
 pub enum InsertNew {
@@ -160,27 +161,9 @@ impl KeyMap {
         }
     }
 
-    /// Frees slot `hole`, moving later slots of the same probe run back so
-    /// that every key stays reachable from its home slot without
-    /// tombstones.
-    fn vacate(&mut self, mut hole: usize) {
-        let mask = self.mask();
-        let mut i = (hole + 1) & mask;
-        loop {
-            let slot = self.slots[i];
-            if slot == EMPTY {
-                break;
-            }
-            let home = slot_tag(slot) as usize & mask;
-            // The slot may move back to the hole when the hole lies
-            // between its home and where it is now.
-            if (i.wrapping_sub(home) & mask) >= (i.wrapping_sub(hole) & mask) {
-                self.slots[hole] = slot;
-                hole = i;
-            }
-            i = (i + 1) & mask;
-        }
-        self.slots[hole] = EMPTY;
+    /// Frees slot `hole` without tombstones (see [`probe::vacate`]).
+    fn vacate(&mut self, hole: usize) {
+        probe::vacate(&mut self.slots, hole, EMPTY);
     }
 
     /// Doubles the index (or creates it), placing every slot again by its

@@ -25,6 +25,8 @@ use std::hash::BuildHasher;
 
 use foldhash::fast::RandomState;
 
+use crate::util::probe;
+
 /// Iterator over a table's members in position order.
 pub type Iter<'a, T> = std::iter::Flatten<std::slice::Iter<'a, Vec<T>>>;
 
@@ -359,24 +361,10 @@ impl<T: Keyed> MemberTable<T> {
         scan(&self.slots).map(Found::New)
     }
 
-    /// Frees slot `hole` of the new index, moving later slots of its probe
-    /// run back so every member stays reachable without tombstones.
-    fn vacate(&mut self, mut hole: usize) {
-        let mask = self.slots.len() - 1;
-        let mut i = (hole + 1) & mask;
-        loop {
-            let slot = self.slots[i];
-            if slot == EMPTY {
-                break;
-            }
-            let home = slot_tag(slot) as usize & mask;
-            if (i.wrapping_sub(home) & mask) >= (i.wrapping_sub(hole) & mask) {
-                self.slots[hole] = slot;
-                hole = i;
-            }
-            i = (i + 1) & mask;
-        }
-        self.slots[hole] = EMPTY;
+    /// Frees slot `hole` of the new index without tombstones (see
+    /// [`probe::vacate`]).
+    fn vacate(&mut self, hole: usize) {
+        probe::vacate(&mut self.slots, hole, EMPTY);
     }
 
     /// Places a live slot in the new index by its tag.

@@ -570,7 +570,8 @@ impl GroupPel {
 
     /// Approximate heap bytes (MEMORY USAGE).
     fn heap_size(&self) -> usize {
-        self.nacks.capacity() * (std::mem::size_of::<(StreamId, Nack)>() + 1) + self.order.len() * 24
+        self.nacks.capacity() * (std::mem::size_of::<(StreamId, Nack)>() + 1)
+            + self.order.len() * 24
     }
 }
 
@@ -1086,7 +1087,10 @@ mod tests {
             .collect();
         let mut model: Model<StreamId, usize> = Model::new();
         for step in 0..20_000u64 {
-            let id = StreamId { ms: rng.gen_range(0..500), seq: 0 };
+            let id = StreamId {
+                ms: rng.gen_range(0..500),
+                seq: 0,
+            };
             let who = rng.gen_range(0..names.len());
             if rng.gen_bool(0.55) {
                 g.assign(id, &names[who], step as i64, 1);
@@ -1103,8 +1107,11 @@ mod tests {
                 assert!(g.pel.order.len() <= 2 * g.pel.len() + 64 + 1);
                 for (k, name) in names.iter().enumerate() {
                     let c = &g.consumers[name];
-                    let want: Vec<StreamId> =
-                        model.iter().filter(|(_, &w)| w == k).map(|(id, _)| *id).collect();
+                    let want: Vec<StreamId> = model
+                        .iter()
+                        .filter(|(_, &w)| w == k)
+                        .map(|(id, _)| *id)
+                        .collect();
                     assert_eq!(c.pel.len(), want.len());
                     let got: Vec<StreamId> = c.pel.range(.., &g.pel, name).collect();
                     assert_eq!(got, want);

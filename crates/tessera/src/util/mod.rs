@@ -1,8 +1,10 @@
 //! Small exact re-implementations of Redis's behaviour that many families
-//! share: glob matching, number parsing and formatting, LCS.
+//! share: glob matching, number parsing and formatting, LCS, linear
+//! probing.
 
 pub mod bits;
 pub mod geohash;
 pub mod glob;
 pub mod lcs;
 pub mod numbers;
+pub mod probe;
