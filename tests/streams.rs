@@ -1620,3 +1620,51 @@ fn trim_to_tombstones_then_lower_ids() {
     assert_eq!(field(&info, "radix-tree-keys"), int(1));
     assert_eq!(field(&info, "length"), int(2));
 }
+
+/// A consumer whose XREADGROUP BLOCK timed out and that then blocks on
+/// something else (here BLPOP) holds no place in the group's queue: another
+/// consumer reads a new entry at once instead of waiting behind it.
+#[test]
+fn group_reader_blocked_elsewhere_does_not_hold_up_other_consumers() {
+    let s = threaded_server();
+    let mut admin = s.raw();
+    assert_eq!(
+        admin.call(&["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]),
+        Frame::Simple(b"OK".to_vec())
+    );
+    let mut a = s.raw();
+    let a_id = client_id(&mut a);
+    let timed_out = a.call(&[
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "a",
+        "BLOCK",
+        "50",
+        "STREAMS",
+        "s",
+        ">",
+    ]);
+    assert!(
+        matches!(timed_out, Frame::NullArray | Frame::Null),
+        "{}",
+        fmt_frame(&timed_out)
+    );
+    a.send(&["BLPOP", "list", "0"]);
+    let blocked = wait_until(Duration::from_secs(10), || {
+        match admin.call(&["CLIENT", "LIST", "ID", &a_id.to_string()]) {
+            Frame::Bulk(b) => String::from_utf8_lossy(&b).contains("cmd=blpop "),
+            _ => false,
+        }
+    });
+    assert!(blocked, "the BLPOP never blocked");
+    add(&mut admin, "s", "1-1", &["f", "v"]);
+    let got = admin.call(&["XREADGROUP", "GROUP", "g", "b", "STREAMS", "s", ">"]);
+    assert!(
+        fmt_frame(&got).contains("1-1"),
+        "consumer b got {}",
+        fmt_frame(&got)
+    );
+    assert_eq!(admin.call(&["LPUSH", "list", "x"]), Frame::Integer(1));
+    assert_eq!(a.read_frame(), Frame::Array(vec![bulk("list"), bulk("x")]));
+}

@@ -1027,6 +1027,7 @@ fn xread_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) -> CmdResult {
     }
     let now = ctx.now_ms;
     let me = ctx.client.id;
+    let db_index = ctx.client.db;
     let blocking = &ctx.srv.blocking;
     let (ka, out) = ctx.split();
     let mut resolved: Vec<StreamId> = Vec::with_capacity(keys.len());
@@ -1104,7 +1105,7 @@ fn xread_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) -> CmdResult {
                     let g = s.groups.get_mut(group).expect("group");
                     if !history {
                         // First come, first served among blocked consumers.
-                        if !g.may_read_new(me, |id| blocking.is_blocked(id)) {
+                        if !g.may_read_new(me, |id| blocking.is_blocked_on(id, db_index, key)) {
                             continue;
                         }
                         g.waiting.retain(|&id| id != me);

@@ -194,9 +194,17 @@ impl BlockingRegistry {
         }
     }
 
-    /// Whether client `id` is blocked (registered as a waiter).
-    pub fn is_blocked(&self, id: u64) -> bool {
-        self.by_client.lock().contains_key(&id)
+    /// Whether client `id` is blocked waiting on `key` of database `db`
+    /// (a client blocked elsewhere no longer holds a place in this key's
+    /// consumer-group queue).
+    pub fn is_blocked_on(&self, id: u64, db: usize, key: &[u8]) -> bool {
+        let Some(waiter) = self.by_client.lock().get(&id).cloned() else {
+            return false;
+        };
+        self.queues
+            .lock()
+            .get(&(db, Key::from_slice(key)))
+            .is_some_and(|q| q.iter().any(|w| Arc::ptr_eq(w, &waiter)))
     }
 
     /// Passes a wake-up on: wakes the waiter queued right after `waiter`
