@@ -653,23 +653,26 @@ impl Table {
 
     #[inline]
     fn set(&mut self, field: &[u8], value: &[u8]) -> bool {
-        if let Some(p) = self.map.get_mut(field) {
-            let at = p.split();
-            if p.0.len() - at == value.len() {
-                // Same length (a counter, a fixed-size blob): no allocation.
-                p.0[at..].copy_from_slice(value);
-            } else {
-                // Same field, so the same slot in the index.
-                let new = Pair::new(field, value);
-                self.payload = self.payload.saturating_sub(p.0.len()) + new.0.len();
-                *p = new;
-            }
-            return false;
+        let payload = &mut self.payload;
+        let existing = self.map.find_or_push(field, || {
+            let p = Pair::new(field, value);
+            *payload += p.0.len();
+            p
+        });
+        let Some(p) = existing else {
+            return true;
+        };
+        let at = p.split();
+        if p.0.len() - at == value.len() {
+            // Same length (a counter, a fixed-size blob): no allocation.
+            p.0[at..].copy_from_slice(value);
+        } else {
+            // Same field, so the same slot in the index.
+            let new = Pair::new(field, value);
+            *payload = payload.saturating_sub(p.0.len()) + new.0.len();
+            *p = new;
         }
-        let p = Pair::new(field, value);
-        self.payload += p.0.len();
-        self.map.push_absent(p);
-        true
+        false
     }
 
     fn remove(&mut self, field: &[u8]) -> bool {

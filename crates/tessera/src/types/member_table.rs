@@ -254,23 +254,40 @@ impl<T: Keyed> MemberTable<T> {
         self.position_of(key).is_some()
     }
 
-    /// Adds a member whose key is not in the table (checked by the caller,
-    /// e.g. with [`MemberTable::get_mut`]).
-    pub fn push_absent(&mut self, item: T) {
-        let tag = tag_of(item.key());
-        debug_assert!(self.find(item.key(), tag).is_none(), "the key is absent");
+    /// The member with `key`, or, when there is none, a new one from
+    /// `make` (then `None`). One hash and one lookup either way.
+    pub fn find_or_push(&mut self, key: &[u8], make: impl FnOnce() -> T) -> Option<&mut T> {
         self.drain(DRAIN_PER_WRITE);
+        let tag = tag_of(key);
+        if let Some(at) = self.find(key, tag) {
+            let i = slot_position(self.slot_value(at));
+            return self.get_index_mut(i);
+        }
+        self.push_new(tag, make());
+        None
+    }
+
+    /// Adds `item`, or replaces the member with its key and returns that.
+    pub fn insert(&mut self, item: T) -> Option<T> {
+        self.drain(DRAIN_PER_WRITE);
+        let tag = tag_of(item.key());
+        if let Some(at) = self.find(item.key(), tag) {
+            let i = slot_position(self.slot_value(at));
+            return self
+                .get_index_mut(i)
+                .map(|old| std::mem::replace(old, item));
+        }
+        self.push_new(tag, item);
+        None
+    }
+
+    /// Adds a member whose key (with hash tag `tag`) is not in the table.
+    fn push_new(&mut self, tag: u32, item: T) {
         let (num, den) = MAX_LOAD;
         if (self.len + 1) * den > self.slots.len() * num {
             self.grow();
         }
-        let free = match self.probe(&self.slots, item.key(), tag) {
-            Err(free) => free,
-            // Absent by the caller's check; keep the table consistent
-            // anyway by replacing nothing and dropping the duplicate.
-            Ok(_) => return,
-        };
-        self.slots[free] = make_slot(tag, self.len);
+        self.place(make_slot(tag, self.len));
         match self.chunks.last_mut() {
             Some(c) if c.len() < CHUNK => {
                 if c.len() == c.capacity() {
@@ -289,8 +306,10 @@ impl<T: Keyed> MemberTable<T> {
 
     /// Removes `key`'s member, moving the last member into its place.
     pub fn swap_remove(&mut self, key: &[u8]) -> Option<T> {
-        let i = self.position_of(key)?;
-        self.swap_remove_index(i)
+        self.drain(DRAIN_PER_WRITE);
+        let at = self.find(key, tag_of(key))?;
+        let i = slot_position(self.slot_value(at));
+        self.remove_at(i, at)
     }
 
     /// Removes the member at position `i`, moving the last member into its
@@ -300,11 +319,16 @@ impl<T: Keyed> MemberTable<T> {
             return None;
         }
         self.drain(DRAIN_PER_WRITE);
-        let removed_tag = tag_of(self.key_at(i));
-        match self.find_position(removed_tag, i) {
-            Some(Found::Old(s)) => self.old[s] = GONE,
-            Some(Found::New(s)) => self.vacate(s),
-            None => debug_assert!(false, "every member has a slot"),
+        let at = self.find_position(tag_of(self.key_at(i)), i);
+        debug_assert!(at.is_some(), "every member has a slot");
+        self.remove_at(i, at?)
+    }
+
+    /// Removes the member at position `i`, whose slot is `at`.
+    fn remove_at(&mut self, i: usize, at: Found) -> Option<T> {
+        match at {
+            Found::Old(s) => self.old[s] = GONE,
+            Found::New(s) => self.vacate(s),
         }
         let last = self.len - 1;
         if i != last {
@@ -378,12 +402,17 @@ impl<T: Keyed> MemberTable<T> {
         self.slots[i] = slot;
     }
 
-    /// Starts a doubling: the current index becomes the one drained.
+    /// Starts a doubling.
     fn grow(&mut self) {
-        // A previous doubling still draining (only possible when the
-        // per-write budget was outrun) finishes first.
+        self.start_resize((self.slots.len() * 2).max(8));
+    }
+
+    /// Makes the current index the one drained into a new one of
+    /// `new_len` slots. A previous resize still draining (only possible
+    /// when the per-write budget was outrun) finishes first; a small index
+    /// is drained at once.
+    fn start_resize(&mut self, new_len: usize) {
         self.drain(usize::MAX);
-        let new_len = (self.slots.len() * 2).max(8);
         self.old = std::mem::replace(&mut self.slots, vec![EMPTY; new_len]);
         self.drained = 0;
         if self.old.len() < DRAIN_AT_ONCE_BELOW {
@@ -431,12 +460,7 @@ impl<T: Keyed> MemberTable<T> {
             && self.slots.len() > SHRINK_ABOVE
             && self.len * 10 < self.slots.len()
         {
-            let new_len = (self.len * 2).next_power_of_two().max(8);
-            self.old = std::mem::replace(&mut self.slots, vec![EMPTY; new_len]);
-            self.drained = 0;
-            if self.old.len() < DRAIN_AT_ONCE_BELOW {
-                self.drain(usize::MAX);
-            }
+            self.start_resize((self.len * 2).next_power_of_two().max(8));
         }
     }
 }
@@ -449,6 +473,12 @@ mod tests {
 
     #[derive(Debug, Clone, PartialEq)]
     struct Item(Vec<u8>, u32);
+
+    /// Adds an item whose key is new.
+    fn push(t: &mut MemberTable<Item>, item: Item) {
+        let key = item.0.clone();
+        assert!(t.find_or_push(&key, || item).is_none());
+    }
 
     impl Keyed for Item {
         fn key(&self) -> &[u8] {
@@ -491,7 +521,7 @@ mod tests {
                             model.insert(key, step);
                         }
                         None => {
-                            t.push_absent(Item(key.clone(), step));
+                            push(&mut t, Item(key.clone(), step));
                             model.insert(key, step);
                         }
                     },
@@ -524,7 +554,7 @@ mod tests {
         let mut t: MemberTable<Item> = MemberTable::default();
         let mut saw_draining = false;
         for n in 0..100_000u32 {
-            t.push_absent(Item(n.to_string().into_bytes(), n));
+            push(&mut t, Item(n.to_string().into_bytes(), n));
             if !t.old.is_empty() {
                 saw_draining = true;
                 for probe in (0..=n).step_by(97) {
@@ -551,7 +581,7 @@ mod tests {
     fn shrinks_after_mass_deletion() {
         let mut t: MemberTable<Item> = MemberTable::default();
         for n in 0..200_000u32 {
-            t.push_absent(Item(n.to_string().into_bytes(), n));
+            push(&mut t, Item(n.to_string().into_bytes(), n));
         }
         let peak = t.slots.len();
         let mut saw_draining = false;
@@ -571,7 +601,7 @@ mod tests {
         }
         // A few more writes finish any drain still under way.
         for n in 0..10_000u32 {
-            t.push_absent(Item(format!("again:{n}").into_bytes(), n));
+            push(&mut t, Item(format!("again:{n}").into_bytes(), n));
         }
         assert!(t.old.is_empty());
         assert!(
@@ -589,7 +619,7 @@ mod tests {
     fn chunks_stay_full_but_the_last() {
         let mut t: MemberTable<Item> = MemberTable::with_capacity(3);
         for n in 0..(CHUNK as u32 * 2 + 5) {
-            t.push_absent(Item(n.to_string().into_bytes(), n));
+            push(&mut t, Item(n.to_string().into_bytes(), n));
         }
         assert_eq!(t.chunks.len(), 3);
         assert!(t.chunks[..2].iter().all(|c| c.len() == CHUNK));

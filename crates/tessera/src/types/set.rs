@@ -556,13 +556,14 @@ impl Table {
 
     #[inline]
     fn insert(&mut self, member: &[u8]) -> bool {
-        if self.set.contains(member) {
-            return false;
-        }
-        let m = MemberBuf::from_slice(member);
-        self.payload += member_heap(&m);
-        self.set.push_absent(m);
-        true
+        let payload = &mut self.payload;
+        self.set
+            .find_or_push(member, || {
+                let m = MemberBuf::from_slice(member);
+                *payload += member_heap(&m);
+                m
+            })
+            .is_none()
     }
 
     fn remove(&mut self, member: &[u8]) -> bool {

@@ -425,9 +425,9 @@ pub struct Consumer {
 }
 
 /// A consumer's pending IDs, in order. Removal is lazy: XACK (and a claim
-/// by another consumer) only lowers the count, and the ID stays in the
-/// ordered set until it is skipped or compacted. An ID there is live while
-/// the group's PEL gives it to this consumer. That spares XACK a second
+/// by another consumer) lowers the count, and the ID may stay in the
+/// ordered set, skipped, until it is cleaned up ([`forget_in_order`]). An
+/// ID there is live while the group's PEL gives it to this consumer. That spares XACK a second
 /// B-tree removal (its cost is cache misses over a large PEL; profiling
 /// XACK over 1 M pending entries put 9% of its CPU there).
 #[derive(Debug, Clone, Default)]
@@ -466,25 +466,14 @@ impl ConsumerPel {
         self.live += 1;
     }
 
-    /// Records that `id`, live here until now, is no longer pending here.
-    /// An ID near the front of the set (acknowledged in order, the usual
-    /// case) leaves it at once, stale runs at either end are popped, and
-    /// the set is compacted once stale IDs outnumber live ones: reads of
-    /// the consumer's history from its oldest entry skip almost nothing,
-    /// and the set stays within twice the pending count (amortised O(1)
-    /// per removal).
+    /// Records that `id`, live here until now, is no longer pending here
+    /// (see [`forget_in_order`]).
     fn forget(&mut self, id: StreamId, owner_pel: &GroupPel, me: &[u8]) {
         debug_assert!(self.live > 0, "a live ID was forgotten");
         self.live = self.live.saturating_sub(1);
-        let live = |id: &StreamId| owner_pel.get(id).is_some_and(|n| *n.consumer == *me);
-        if near_front(&self.ids, &id) {
-            self.ids.remove(&id);
-        }
-        pop_stale_ends(&mut self.ids, live);
-        if self.ids.len() > 2 * self.live + 64 {
-            self.ids.retain(live);
-            debug_assert_eq!(self.ids.len(), self.live);
-        }
+        forget_in_order(&mut self.ids, &id, self.live, |id| {
+            owner_pel.get(id).is_some_and(|n| *n.consumer == *me)
+        });
     }
 
     /// Bytes of the ordered set (for MEMORY USAGE).
@@ -506,13 +495,31 @@ fn near_front(set: &BTreeSet<StreamId>, id: &StreamId) -> bool {
     set.iter().take(EAGER_PREFIX).any(|x| x == id)
 }
 
-/// Pops IDs that are no longer `live` from both ends of `set`.
-fn pop_stale_ends(set: &mut BTreeSet<StreamId>, live: impl Fn(&StreamId) -> bool) {
+/// Cleans an ordered PEL set after `id` stopped being pending there
+/// (`live` says which IDs still are, `live_count` how many). The ID leaves
+/// at once when it is near the front (acknowledgement in order, the usual
+/// case, also behind one stuck entry); stale runs at either end are
+/// popped, so the first and last IDs are live; and the set is compacted
+/// once stale IDs outnumber live ones (plus 64), so it holds at most about
+/// twice the pending count, at amortised O(1) per removal.
+fn forget_in_order(
+    set: &mut BTreeSet<StreamId>,
+    id: &StreamId,
+    live_count: usize,
+    live: impl Fn(&StreamId) -> bool,
+) {
+    if near_front(set, id) {
+        set.remove(id);
+    }
     while set.first().is_some_and(|id| !live(id)) {
         set.pop_first();
     }
     while set.last().is_some_and(|id| !live(id)) {
         set.pop_last();
+    }
+    if set.len() > 2 * live_count + 64 {
+        set.retain(|id| live(id));
+        debug_assert_eq!(set.len(), live_count);
     }
 }
 
@@ -536,15 +543,13 @@ fn id_key(id: &StreamId) -> [u8; 16] {
     k
 }
 
-/// A group's pending entries: the entries by ID in a hash map, and their
+/// A group's pending entries: the entries by ID in a hash table, and their
 /// order in a set that may still hold acknowledged IDs. XACK removes from
-/// the map only (a B-tree removal over a large PEL costs a chain of cache
-/// misses, 13% of XACK's CPU over 1 M pending entries); ordered walks skip
-/// IDs the map no longer has, and the set is compacted once those outnumber
-/// the live ones. Its first and last IDs are always live (a removal at
-/// either end pops the stale run there), so the range XPENDING reports and
-/// a walk from the oldest entry (the usual acknowledgement order) cost no
-/// skipping.
+/// the table and leaves the set to [`forget_in_order`] (a B-tree removal
+/// over a large PEL costs a chain of cache misses, 13% of XACK's CPU over
+/// 1 M pending entries); ordered walks skip IDs the table no longer has.
+/// The set's first and last IDs are always live, so the range XPENDING
+/// reports needs no skipping.
 #[derive(Debug, Clone, Default)]
 pub struct GroupPel {
     /// A [`MemberTable`]: it grows and shrinks without a pause, however
@@ -572,26 +577,22 @@ impl GroupPel {
 
     /// Adds or replaces the entry for `id`; returns the one replaced.
     pub fn insert(&mut self, id: StreamId, nack: Nack) -> Option<Nack> {
-        let key = id_key(&id);
-        if let Some(e) = self.nacks.get_mut(&key) {
-            return Some(std::mem::replace(&mut e.nack, nack));
+        let replaced = self.nacks.insert(PelEntry {
+            key: id_key(&id),
+            nack,
+        });
+        if replaced.is_none() {
+            self.order.insert(id);
         }
-        self.nacks.push_absent(PelEntry { key, nack });
-        self.order.insert(id);
-        None
+        replaced.map(|e| e.nack)
     }
 
     pub fn remove(&mut self, id: &StreamId) -> Option<Nack> {
         let nack = self.nacks.swap_remove(&id_key(id))?.nack;
-        if near_front(&self.order, id) {
-            self.order.remove(id);
-        }
         let nacks = &self.nacks;
-        let live = |id: &StreamId| nacks.contains(&id_key(id));
-        pop_stale_ends(&mut self.order, live);
-        if self.order.len() > 2 * self.nacks.len() + 64 {
-            self.order.retain(live);
-        }
+        forget_in_order(&mut self.order, id, nacks.len(), |id| {
+            nacks.contains(&id_key(id))
+        });
         Some(nack)
     }
 
