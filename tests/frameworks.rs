@@ -23,23 +23,31 @@ fn frameworks_dir() -> PathBuf {
         .join("frameworks")
 }
 
-/// Runs a framework's check script against `server`; fails with its output.
-fn run_check(server: &TestServer, program: &str, script: &Path, setup_hint: &str) {
+/// Runs `program script PORT` in tests/frameworks/`folder` against a fresh
+/// server; fails with the script's output. The server runs several worker
+/// threads (io-threads, a name redis-server takes too), so the framework's
+/// connections and the keys its scripts touch are spread across threads
+/// and shards.
+fn run_check(folder: &str, program: &str, script: &str, setup_hint: &str) {
+    let dir = frameworks_dir().join(folder);
+    let script = dir.join(script);
+    let server = TestServer::start_with(&["--io-threads", "4"]);
     let out = Command::new(program)
-        .arg(script)
+        .arg(&script)
         .arg(server.port().to_string())
-        .current_dir(script.parent().expect("the script lies in a folder"))
+        .current_dir(&dir)
         .output()
         .unwrap_or_else(|e| panic!("could not run {program} ({e}); {setup_hint}"));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    // The tail as bytes, so a cut through a multi-byte character cannot panic.
+    let stderr = String::from_utf8_lossy(&out.stderr[out.stderr.len().saturating_sub(4000)..]);
     assert!(
         out.status.success(),
         "{} failed against {} (exit {:?}); {setup_hint}\nstdout:\n{stdout}\nstderr (last 4000 bytes):\n{}\nserver log:\n{}",
         script.display(),
         server.kind().name(),
         out.status.code(),
-        &stderr[stderr.len().saturating_sub(4000)..],
+        stderr,
         server.log_tail(30),
     );
 }
@@ -52,40 +60,30 @@ fn bullmq_queue_worker_flows_and_events() {
         "BullMQ is not installed: run `npm ci` in {} (scripts/test.sh does)",
         dir.display()
     );
-    // Several worker threads (io-threads, a name redis-server takes too),
-    // so the framework's connections and the keys its scripts touch are
-    // spread across threads and shards.
-    let server = TestServer::start_with(&["--io-threads", "4"]);
     run_check(
-        &server,
+        "bullmq",
         "node",
-        &dir.join("smoke.js"),
+        "smoke.js",
         "scripts/test.sh installs BullMQ",
     );
 }
 
 #[test]
 fn rq_jobs_over_resp2_and_resp3() {
-    let dir = frameworks_dir().join("rq");
-    // As above: connections and keys spread across threads.
-    let server = TestServer::start_with(&["--io-threads", "4"]);
     run_check(
-        &server,
+        "rq",
         "python3",
-        &dir.join("rq_smoke.py"),
+        "rq_smoke.py",
         "scripts/test.sh installs RQ (pip install -r tests/frameworks/rq/requirements.txt)",
     );
 }
 
 #[test]
 fn celery_tasks_groups_and_chords() {
-    let dir = frameworks_dir().join("celery");
-    // As above: connections and keys spread across threads.
-    let server = TestServer::start_with(&["--io-threads", "4"]);
     run_check(
-        &server,
+        "celery",
         "python3",
-        &dir.join("celery_smoke.py"),
+        "celery_smoke.py",
         "scripts/test.sh installs Celery (pip install -r tests/frameworks/celery/requirements.txt)",
     );
 }
