@@ -11,6 +11,8 @@ mod common;
 mod bitmaps;
 #[path = "differential/expire.rs"]
 mod expire;
+#[path = "differential/functions.rs"]
+mod functions;
 #[path = "differential/gen.rs"]
 mod gen;
 #[path = "differential/geo.rs"]
@@ -103,6 +105,11 @@ fn streams() {
 #[test]
 fn scripts() {
     harness::run_family(&scripts::FAMILY);
+}
+
+#[test]
+fn functions() {
+    harness::run_family(&functions::FAMILY);
 }
 
 #[test]

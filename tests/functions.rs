@@ -191,6 +191,62 @@ fn dump_and_restore() {
     );
 }
 
+/// FUNCTION DUMP compresses a library's code with LZF exactly as redis-server
+/// 7.0 does (the expected bytes were produced by redis-server), and restores
+/// such a payload.
+#[test]
+fn dump_is_lzf_compressed_as_redis_does() {
+    const CODE: &str = "#!lua name=lzfcheck\n\
+        redis.register_function('lzf_a', function() return 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' end)\n\
+        redis.register_function('lzf_b', function() return 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' end)";
+    const REDIS_DUMP: &str = "f5c3405b40d91f23216c7561206e616d653d6c7a66636865636b0a72656469732e\
+        7265676973740c65725f66756e6374696f6e28272021045f61272c20e000110a292072657475726e2027\
+        61e01e00052720656e6429e015620062e039620164290a0053a311c3712661da";
+    let expected: Vec<u8> = (0..REDIS_DUMP.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&REDIS_DUMP[i..i + 2], 16).unwrap())
+        .collect();
+    let s = TestServer::start();
+    let mut c = s.raw();
+    assert_eq!(c.call(&["FUNCTION", "LOAD", CODE]), bulk("lzfcheck"));
+    assert_eq!(c.call(&["FUNCTION", "DUMP"]), Frame::Bulk(expected.clone()));
+    c.call(&["FUNCTION", "FLUSH"]);
+    assert_eq!(
+        c.call(&[b"FUNCTION".as_slice(), b"RESTORE", &expected]),
+        simple("OK")
+    );
+    assert_eq!(c.call(&["FCALL", "lzf_b", "0"]), bulk(&"a".repeat(40)));
+}
+
+/// Extra arguments after FUNCTION RESTORE and FUNCTION FLUSH get Redis's
+/// subcommand error (before the policy is looked at); an unknown FUNCTION
+/// LIST argument is echoed with CR and LF shown as spaces.
+#[test]
+fn subcommand_argument_errors() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    assert_eq!(
+        c.call(&["FUNCTION", "restore", "x", "BAD", "extra"]),
+        error(
+            "ERR unknown subcommand or wrong number of arguments for 'restore'. Try FUNCTION HELP."
+        )
+    );
+    assert_eq!(
+        c.call(&["FUNCTION", "FLUSH", "SYNC", "extra"]),
+        error(
+            "ERR unknown subcommand or wrong number of arguments for 'FLUSH'. Try FUNCTION HELP."
+        )
+    );
+    assert_eq!(
+        c.call(&["FUNCTION", "FLUSH", "LATER"]),
+        error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
+    );
+    assert_eq!(
+        c.call(&["FUNCTION", "LIST", "a\r\nb\r\n"]),
+        error("ERR Unknown argument a  b  ")
+    );
+}
+
 #[test]
 fn stats_kill_and_help() {
     let s = TestServer::start();

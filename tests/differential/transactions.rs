@@ -2,6 +2,9 @@
 //! on a few keys, queue-time errors (EXECABORT), run-time errors inside EXEC, WATCH triggered by
 //! the connection's own writes, by expiry-free deletes and by FLUSHDB. The stream is stateless:
 //! MULTI, EXEC and the rest come at random, so nesting errors and EXEC-without-MULTI are common.
+//! Inside and outside MULTI: SELECT and SWAPDB (watched keys in the other database), EXPIRE and
+//! PERSIST on watched keys, COPY across databases, unknown commands (EXECABORT), FLUSHALL and
+//! RESET (which leaves MULTI, the watches and the selected database).
 
 use super::gen::*;
 use rand::rngs::StdRng;
@@ -14,9 +17,11 @@ pub const FAMILY: Family = Family {
 
 const KEYS: &[&str] = &["tx:a", "tx:b", "{tx}:c", "{tx}:d", "tx:l", "tx:h"];
 
+const COPY_OPTIONS: &[&[&str]] = &[&[], &["REPLACE"], &["DB", "1"], &["DB", "1", "REPLACE"]];
+
 fn body(rng: &mut StdRng) -> Cmd {
     let k = pick(rng, KEYS);
-    match rng.gen_range(0..12) {
+    match rng.gen_range(0..22) {
         0 => cmd(rng, "SET")
             .arg(k)
             .arg(rng.gen_range(0..50).to_string())
@@ -37,6 +42,33 @@ fn body(rng: &mut StdRng) -> Cmd {
         8 => cmd(rng, "BLPOP").arg(k).arg("0.01").fixed(),
         9 => cmd(rng, "EXISTS").arg(k).exact(),
         10 => cmd(rng, "GET").exact(),
+        12 => cmd(rng, "SELECT")
+            .arg(pick(rng, &["0", "1", "0", "99", "x"]))
+            .exact(),
+        13 if chance(rng, 0.4) => cmd(rng, "SWAPDB").arg("0").arg("1").exact(),
+        14 => cmd(rng, "EXPIRE")
+            .arg(k)
+            .arg(pick(rng, &["1000", "2000", "-1", "x"]))
+            .exact(),
+        15 => cmd(rng, "PERSIST").arg(k).exact(),
+        16 => cmd(rng, "COPY")
+            .arg(k)
+            .arg(pick(rng, KEYS))
+            .args(pick(rng, COPY_OPTIONS).iter())
+            .exact(),
+        17 => unknown_command(rng),
+        18 => {
+            let name = *pick(rng, &["APPEND", "SETNX", "GETSET"]);
+            cmd(rng, name).arg(k).arg("7").exact()
+        }
+        19 if chance(rng, 0.1) => cmd(rng, "FLUSHALL").exact(),
+        20 => cmd(rng, "LMOVE")
+            .arg(k)
+            .arg(pick(rng, KEYS))
+            .arg("LEFT")
+            .arg("RIGHT")
+            .exact(),
+        21 if chance(rng, 0.2) => cmd(rng, "RESET").exact(),
         _ => cmd(rng, "EVAL")
             .arg("return redis.call('INCRBY', KEYS[1], 2)")
             .arg("1")

@@ -316,7 +316,19 @@ fn function_delete(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// Redis's reply to extra arguments after a FUNCTION subcommand that takes
+/// optional ones: the subcommand named as typed (at most 128 bytes).
+fn subcommand_syntax_error(args: &[&[u8]]) -> CmdError {
+    CmdError::msg(format!(
+        "ERR unknown subcommand or wrong number of arguments for '{}'. Try FUNCTION HELP.",
+        String::from_utf8_lossy(&args[1][..args[1].len().min(128)])
+    ))
+}
+
 fn function_flush(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    if args.len() > 3 {
+        return Err(subcommand_syntax_error(args));
+    }
     match args.len() {
         2 => {}
         3 if eq_ic(args[2], "async") || eq_ic(args[2], "sync") => {}
@@ -354,9 +366,15 @@ fn function_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             pattern = Some(p);
             i += 1;
         } else {
+            // Redis builds this message as an sds error: CR and LF in the
+            // argument become spaces, even at the end (no trimming).
+            let shown: Vec<u8> = args[i]
+                .iter()
+                .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c })
+                .collect();
             return Err(CmdError::msg(format!(
                 "ERR Unknown argument {}",
-                String::from_utf8_lossy(args[i])
+                String::from_utf8_lossy(&shown)
             )));
         }
         i += 1;
@@ -418,6 +436,9 @@ fn function_restore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         Append,
         Replace,
     }
+    if args.len() > 4 {
+        return Err(subcommand_syntax_error(args));
+    }
     let policy =
         match args.get(3) {
             None => Policy::Append,
@@ -428,9 +449,6 @@ fn function_restore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
             )),
         };
-    if args.len() > 4 {
-        return Err(CmdError::Syntax);
-    }
     let codes = lib::parse_dump(args[2]).map_err(CmdError::msg)?;
     let mut loaded = Vec::new();
     for code in &codes {

@@ -354,14 +354,33 @@ pub fn dump(libs: &Libraries) -> Vec<u8> {
     let mut out = Vec::new();
     for lib in libs.libs.values() {
         out.push(OPCODE_FUNCTION2);
-        write_rdb_len(&mut out, lib.code.len() as u64);
-        out.extend_from_slice(&lib.code);
+        write_rdb_string(&mut out, &lib.code);
     }
     out.extend_from_slice(&RDB_VERSION.to_le_bytes());
     let crc = CRC64.checksum(&out);
     out.extend_from_slice(&crc.to_le_bytes());
     out
 }
+
+/// An RDB string as redis-server writes it with `rdbcompression yes`: LZF
+/// compressed when longer than 20 bytes and the result saves at least four.
+fn write_rdb_string(out: &mut Vec<u8>, s: &[u8]) {
+    if s.len() > 20 {
+        if let Some(packed) = crate::util::lzf::compress(s, s.len() - 4) {
+            out.push(0xc0 | RDB_ENC_LZF);
+            write_rdb_len(out, packed.len() as u64);
+            write_rdb_len(out, s.len() as u64);
+            out.extend_from_slice(&packed);
+            return;
+        }
+    }
+    write_rdb_len(out, s.len() as u64);
+    out.extend_from_slice(s);
+}
+
+/// The special-encoding type of an LZF-compressed RDB string.
+const RDB_ENC_LZF: u8 = 3;
+const RDB_ENC_LZF_LEN: u64 = RDB_ENC_LZF as u64;
 
 fn write_rdb_len(out: &mut Vec<u8>, len: u64) {
     if len < 64 {
@@ -465,7 +484,7 @@ fn read_rdb_string(b: &[u8], pos: &mut usize) -> Option<Vec<u8>> {
             )
         }
         // LZF.
-        3 => {
+        RDB_ENC_LZF_LEN => {
             let (clen, _) = read_rdb_len(b, pos)?;
             let (ulen, _) = read_rdb_len(b, pos)?;
             let clen = usize::try_from(clen).ok()?;
@@ -475,43 +494,8 @@ fn read_rdb_string(b: &[u8], pos: &mut usize) -> Option<Vec<u8>> {
             }
             let src = b.get(*pos..pos.checked_add(clen)?)?;
             *pos += clen;
-            lzf_decompress(src, ulen)
+            crate::util::lzf::decompress(src, ulen)
         }
         _ => None,
     }
-}
-
-/// LZF decompression (the format Redis compresses RDB strings with).
-pub fn lzf_decompress(src: &[u8], out_len: usize) -> Option<Vec<u8>> {
-    // The claimed length is the payload's word: reserve no more than the
-    // input can expand to (a back-reference turns 2-3 bytes into at most
-    // 264), so a tiny hostile payload cannot reserve hundreds of MB.
-    let mut out: Vec<u8> = Vec::with_capacity(out_len.min(src.len().saturating_mul(132)));
-    let mut i = 0;
-    while i < src.len() {
-        let ctrl = src[i] as usize;
-        i += 1;
-        if ctrl < 32 {
-            let n = ctrl + 1;
-            out.extend_from_slice(src.get(i..i + n)?);
-            i += n;
-        } else {
-            let mut len = ctrl >> 5;
-            if len == 7 {
-                len += *src.get(i)? as usize;
-                i += 1;
-            }
-            let back = ((ctrl & 0x1f) << 8) + *src.get(i)? as usize + 1;
-            i += 1;
-            let start = out.len().checked_sub(back)?;
-            for k in 0..len + 2 {
-                let c = out[start + k];
-                out.push(c);
-            }
-        }
-        if out.len() > out_len {
-            return None;
-        }
-    }
-    (out.len() == out_len).then_some(out)
 }
