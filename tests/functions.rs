@@ -215,7 +215,7 @@ fn dump_is_lzf_compressed_as_redis_does() {
         c.call(&[b"FUNCTION".as_slice(), b"RESTORE", &expected]),
         simple("OK")
     );
-    assert_eq!(c.call(&["FCALL", "lzf_b", "0"]), bulk(&"a".repeat(40)));
+    assert_eq!(c.call(&["FCALL", "lzf_b", "0"]), bulk("a".repeat(40)));
 }
 
 /// Extra arguments after FUNCTION RESTORE and FUNCTION FLUSH get Redis's

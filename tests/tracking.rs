@@ -235,3 +235,31 @@ fn tracking_table_max_keys_evicts_with_invalidations() {
         other => panic!("expected an invalidation, got {other:?}"),
     }
 }
+
+/// CLIENT LIST shows `t` and `B` for a redirecting BCAST tracker; `R` only
+/// once its redirect target is found gone, not merely for redirecting.
+#[test]
+fn client_list_tracking_flags() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    let mut target = s.raw();
+    let Frame::Integer(target_id) = target.call(&["CLIENT", "ID"]) else {
+        panic!("CLIENT ID")
+    };
+    assert_eq!(
+        c.call(&[
+            "CLIENT",
+            "TRACKING",
+            "on",
+            "REDIRECT",
+            &target_id.to_string(),
+            "BCAST"
+        ]),
+        simple("OK")
+    );
+    let Frame::Bulk(line) = c.call(&["CLIENT", "INFO"]) else {
+        panic!("CLIENT INFO")
+    };
+    let line = String::from_utf8_lossy(&line).into_owned();
+    assert!(line.contains(" flags=tB "), "{line}");
+}

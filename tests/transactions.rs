@@ -230,3 +230,142 @@ fn watch_based_increments_are_exact_across_threads() {
     }
     assert_eq!(s.raw().call(&["GET", "counter"]), bulk("400"));
 }
+
+/// Commands flagged no-multi (SHUTDOWN) and a refused DEBUG are refused while
+/// queueing and doom the transaction, as any other queueing error does.
+#[test]
+fn refused_commands_doom_the_transaction() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    c.call(&["MULTI"]);
+    assert_eq!(c.call(&["SET", "t1", "1"]), simple("QUEUED"));
+    assert_eq!(
+        c.call(&["SHUTDOWN", "NOSAVE"]),
+        error("ERR Command not allowed inside a transaction")
+    );
+    assert_eq!(
+        c.call(&["EXEC"]),
+        error("EXECABORT Transaction discarded because of previous errors.")
+    );
+    assert_eq!(c.call(&["EXISTS", "t1"]), int(0));
+
+    // DEBUG is refused here (enable-debug-command is off by default).
+    c.call(&["MULTI"]);
+    assert!(matches!(c.call(&["DEBUG", "SLEEP", "0"]), Frame::Error(_)));
+    assert_eq!(c.call(&["SET", "t1", "1"]), simple("QUEUED"));
+    assert_eq!(
+        c.call(&["EXEC"]),
+        error("EXECABORT Transaction discarded because of previous errors.")
+    );
+    assert_eq!(c.call(&["EXISTS", "t1"]), int(0));
+    assert_eq!(c.call(&["PING"]), simple("PONG"));
+}
+
+/// Out of memory, nothing but EXEC, DISCARD, QUIT and RESET can be queued,
+/// and an EXEC whose queue holds a command refused when out of memory is
+/// refused whole, even for a client that set CLIENT NO-EVICT.
+#[test]
+fn out_of_memory_limits_what_a_transaction_queues_and_runs() {
+    const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+    let s = TestServer::start();
+    let mut c = s.raw();
+    let mut admin = s.raw();
+    c.call(&["MULTI"]);
+    assert_eq!(c.call(&["SET", "k", "v"]), simple("QUEUED"));
+    assert_eq!(
+        admin.call(&["CONFIG", "SET", "maxmemory", "1"]),
+        simple("OK")
+    );
+    assert_eq!(
+        c.call(&["EXEC"]),
+        error(&format!(
+            "EXECABORT Transaction discarded because of: {OOM}"
+        ))
+    );
+    assert_eq!(c.call(&["MULTI"]), simple("OK"));
+    assert_eq!(c.call(&["GET", "k"]), error(OOM));
+    assert_eq!(c.call(&["DISCARD"]), simple("OK"));
+    assert_eq!(c.call(&["CLIENT", "NO-EVICT", "ON"]), simple("OK"));
+    assert_eq!(c.call(&["SET", "k", "v"]), error(OOM));
+    assert_eq!(c.call(&["GET", "k"]), Frame::NullBulk);
+    assert_eq!(
+        admin.call(&["CONFIG", "SET", "maxmemory", "0"]),
+        simple("OK")
+    );
+    assert_eq!(c.call(&["EXISTS", "k"]), int(0));
+}
+
+/// CLIENT LIST shows `d` once a watched key changed, and a doomed
+/// transaction stops counting what it queues (it keeps answering QUEUED).
+#[test]
+fn client_list_shows_a_doomed_transaction() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    let mut other = s.raw();
+    let Frame::Integer(id) = c.call(&["CLIENT", "ID"]) else {
+        panic!("CLIENT ID")
+    };
+    let id = id.to_string();
+    // (Inside MULTI, CLIENT LIST would be queued: the other client looks.)
+    let mut info = || match other.call(&["CLIENT", "LIST", "ID", &id]) {
+        Frame::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
+        f => panic!("CLIENT LIST answered {f:?}"),
+    };
+    c.call(&["WATCH", "w"]);
+    c.call(&["MULTI"]);
+    c.call(&["PING"]);
+    let line = info();
+    assert!(
+        line.contains(" flags=x ") && line.contains(" multi=1 "),
+        "{line}"
+    );
+    let mut writer = s.raw();
+    writer.call(&["SET", "w", "1"]);
+    assert_eq!(c.call(&["PING"]), simple("QUEUED"));
+    let line = info();
+    assert!(
+        line.contains(" flags=xd ") && line.contains(" multi=1 "),
+        "{line}"
+    );
+    assert_eq!(c.call(&["EXEC"]), Frame::NullArray);
+
+    c.call(&["MULTI"]);
+    assert!(matches!(c.call(&["NOSUCH"]), Frame::Error(_)));
+    assert_eq!(c.call(&["PING"]), simple("QUEUED"));
+    let line = info();
+    assert!(line.contains(" multi=0 "), "{line}");
+    c.call(&["DISCARD"]);
+}
+
+/// Stream group and ID changes (XGROUP CREATE/SETID/CREATECONSUMER/
+/// DELCONSUMER/DESTROY, XSETID) and group reads and acks do not count as
+/// modifications for WATCH, as in redis-server 7.0.
+#[test]
+fn stream_group_changes_do_not_fail_watch() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    let mut other = s.raw();
+    other.call(&["XADD", "s", "1-1", "f", "v"]);
+    other.call(&["XGROUP", "CREATE", "s", "g", "0"]);
+    let changes: &[&[&str]] = &[
+        &["XSETID", "s", "5-5"],
+        &["XGROUP", "SETID", "s", "g", "0"],
+        &["XGROUP", "CREATECONSUMER", "s", "g", "c9"],
+        &["XGROUP", "DELCONSUMER", "s", "g", "c9"],
+        &["XGROUP", "DESTROY", "s", "g"],
+        &["XGROUP", "CREATE", "s", "g2", "0"],
+        &["XREADGROUP", "GROUP", "g2", "c1", "STREAMS", "s", ">"],
+        &["XACK", "s", "g2", "1-1"],
+    ];
+    for change in changes {
+        c.call(&["WATCH", "s"]);
+        assert!(!matches!(other.call(change), Frame::Error(_)), "{change:?}");
+        c.call(&["MULTI"]);
+        c.call(&["PING"]);
+        assert_eq!(
+            c.call(&["EXEC"]),
+            Frame::Array(vec![simple("PONG")]),
+            "after {change:?}"
+        );
+    }
+}

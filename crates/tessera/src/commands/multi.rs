@@ -32,6 +32,9 @@ pub struct TxState {
     pub queued: Vec<(usize, Vec<Vec<u8>>)>,
     /// A command failed to queue (unknown, wrong arity...): EXEC aborts.
     pub dirty_queue: bool,
+    /// A queued command is one Redis refuses when out of memory (then so
+    /// is the EXEC).
+    pub queued_denyoom: bool,
     /// Set by any change to a watched key.
     pub watch_flag: WatchFlag,
     /// (database, key) of every WATCHed key.
@@ -104,7 +107,7 @@ pub static COMMANDS: &[CommandSpec] = &[
 
 /// Queues a command between MULTI and EXEC and replies `+QUEUED`.
 pub fn queue(client: &mut Client, out: &mut ReplyBuf, args: &[&[u8]]) {
-    let Some((id, _)) = super::lookup(args[0]).and_then(|(id, c)| {
+    let Some((id, spec)) = super::lookup(args[0]).and_then(|(id, c)| {
         if c.subcommands.is_empty() || args.len() < 2 {
             Some((id, c))
         } else {
@@ -113,6 +116,14 @@ pub fn queue(client: &mut Client, out: &mut ReplyBuf, args: &[&[u8]]) {
     }) else {
         return;
     };
+    // A transaction already doomed (a queueing error, or a watched key
+    // changed) keeps answering QUEUED but stores nothing more, as Redis
+    // does (CLIENT LIST's multi= stops counting).
+    if client.multi.dirty_queue || client.multi.watch_flag.load(Relaxed) {
+        out.simple(b"QUEUED");
+        return;
+    }
+    client.multi.queued_denyoom |= spec.has(super::flags::DENYOOM);
     client
         .multi
         .queued
@@ -130,6 +141,7 @@ fn multi(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     }
     ctx.client.multi.active = true;
     ctx.client.multi.dirty_queue = false;
+    ctx.client.multi.queued_denyoom = false;
     ctx.client.info.multi_len.store(0, Relaxed);
     ctx.out.ok();
     Ok(())
@@ -139,6 +151,7 @@ fn multi(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 pub fn discard_transaction(srv: &ServerState, client: &mut Client) {
     client.multi.active = false;
     client.multi.dirty_queue = false;
+    client.multi.queued_denyoom = false;
     client.multi.queued.clear();
     client.info.multi_len.store(-1, Relaxed);
     unwatch_all(srv, client);

@@ -1307,6 +1307,9 @@ fn xgroup_create(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
         s.groups
             .insert(args[3].into(), Group::new(id, entries_read));
+        // Group and ID changes (XGROUP, XSETID) notify but are not
+        // modifications of the key in Redis's sense: WATCH and client-side
+        // caching are left alone, as redis-server 7.0 does.
         db.notify(Class::STREAM, "xgroup-create", key);
         Ok(())
     })?;
@@ -1332,7 +1335,7 @@ fn xgroup_setid(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let g = s.groups.get_mut(args[3]).expect("group");
         g.last_id = id;
         g.entries_read = entries_read;
-        db.changed(key, Class::STREAM, "xgroup-setid");
+        db.notify(Class::STREAM, "xgroup-setid", key);
         Ok(())
     })?;
     ctx.out.ok();
@@ -1345,7 +1348,7 @@ fn xgroup_destroy(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         xgroup_precheck(db, args, false, false)?;
         let s = as_stream(db.get_write(key))?.expect("stream");
         if s.groups.remove(args[3]).is_some() {
-            db.changed(key, Class::STREAM, "xgroup-destroy");
+            db.notify(Class::STREAM, "xgroup-destroy", key);
             Ok(1)
         } else {
             Ok(0)
@@ -1368,7 +1371,7 @@ fn xgroup_createconsumer(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let g = s.groups.get_mut(args[3]).expect("group");
         let (_, created) = g.consumer_or_create(args[4], now);
         if created {
-            db.changed(key, Class::STREAM, "xgroup-createconsumer");
+            db.notify(Class::STREAM, "xgroup-createconsumer", key);
         }
         Ok(created as i64)
     })?;
@@ -1385,7 +1388,7 @@ fn xgroup_delconsumer(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let Some(pending) = g.delete_consumer(args[4]) else {
             return Ok(0);
         };
-        db.changed(key, Class::STREAM, "xgroup-delconsumer");
+        db.notify(Class::STREAM, "xgroup-delconsumer", key);
         Ok(pending as i64)
     })?;
     ctx.out.int(n);
@@ -2062,7 +2065,7 @@ fn xsetid(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         if !max_del.is_zero() {
             s.max_deleted_id = max_del;
         }
-        db.changed(key, Class::STREAM, "xsetid");
+        db.notify(Class::STREAM, "xsetid", key);
         Ok(())
     })?;
     ctx.out.ok();

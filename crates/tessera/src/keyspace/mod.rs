@@ -484,18 +484,18 @@ impl Keyspace {
         self.lock_indices(&all)
     }
 
-    /// Number of keys in one database, summed shard by shard.
+    /// Number of keys in one database, counted under every shard's lock so
+    /// that a transaction or multi-key command across shards is seen whole.
     pub fn dbsize(&self, db: usize) -> usize {
-        (0..NUM_SHARDS)
-            .map(|i| self.lock_shard(i).dbs[db].len())
-            .sum()
+        self.lock_all().shards_mut().map(|s| s.dbs[db].len()).sum()
     }
 
-    /// Per database: its keys and what its tables take (see [`DbSummary`]).
+    /// Per database: its keys and what its tables take (see [`DbSummary`]),
+    /// read under every shard's lock, as `dbsize`.
     pub fn db_summaries(&self) -> Vec<DbSummary> {
         let mut out = vec![DbSummary::default(); self.ndbs];
-        for i in 0..NUM_SHARDS {
-            let shard = self.lock_shard(i);
+        let mut all = self.lock_all();
+        for shard in all.shards_mut() {
             for (db, t) in shard.dbs.iter().enumerate() {
                 let (main, expires) = t.structure_bytes();
                 let o = &mut out[db];

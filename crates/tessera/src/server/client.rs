@@ -79,6 +79,9 @@ impl Client {
 /// The publicly visible side of a client.
 pub struct ClientInfo {
     pub id: u64,
+    /// Set when a key this client WATCHes changes (shared with its
+    /// transaction state): CLIENT LIST's `d` flag.
+    pub dirty_cas: crate::keyspace::WatchFlag,
     pub addr: SocketAddr,
     pub laddr: SocketAddr,
     pub fd: i32,
@@ -128,6 +131,7 @@ pub struct ClientInfo {
 impl ClientInfo {
     pub fn new(id: u64, addr: SocketAddr, laddr: SocketAddr, fd: i32, now_ms: i64) -> ClientInfo {
         ClientInfo {
+            dirty_cas: Default::default(),
             id,
             addr,
             laddr,
@@ -196,12 +200,34 @@ impl ClientInfo {
             Some((n, _)) => n.to_string(),
             None => "NULL".to_string(),
         };
+        // In Redis's order.
         let mut flags = String::new();
         if self.is_monitor.load(Relaxed) {
             flags.push('O');
         }
+        if self.sub_counts.iter().any(|c| c.load(Relaxed) > 0) {
+            flags.push('P');
+        }
+        if self.multi_len.load(Relaxed) >= 0 {
+            flags.push('x');
+        }
         if self.blocked.load(Relaxed) {
             flags.push('b');
+        }
+        {
+            // 't', then 'R' once the redirect target was found gone, then 'B'.
+            let tracking = self.tracking_flags.lock();
+            let mut chars = tracking.chars();
+            if let Some(t) = chars.next() {
+                flags.push(t);
+                if self.redirect_broken.load(Relaxed) {
+                    flags.push('R');
+                }
+                flags.extend(chars);
+            }
+        }
+        if self.dirty_cas.load(Relaxed) {
+            flags.push('d');
         }
         if self.no_evict.load(Relaxed) {
             flags.push('e');
@@ -209,13 +235,6 @@ impl ClientInfo {
         if self.no_touch.load(Relaxed) {
             flags.push('T');
         }
-        if self.multi_len.load(Relaxed) >= 0 {
-            flags.push('x');
-        }
-        if self.sub_counts.iter().any(|c| c.load(Relaxed) > 0) {
-            flags.push('P');
-        }
-        flags.push_str(&self.tracking_flags.lock());
         if flags.is_empty() {
             flags.push('N');
         }

@@ -55,7 +55,10 @@ pub async fn serve(srv: Arc<ServerState>, worker: Arc<WorkerStats>, stream: TcpS
         redacted: 0,
         monitor_rx: None,
         subs: Default::default(),
-        multi: Default::default(),
+        multi: crate::commands::multi::TxState {
+            watch_flag: info.dirty_cas.clone(),
+            ..Default::default()
+        },
         tracking: Default::default(),
     };
     info.authenticated.store(client.authenticated, Relaxed);

@@ -60,15 +60,34 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
             cmd.name.to_ascii_uppercase(),
             cmd.name
         );
-        reply_error(srv, client, out, &CmdError::msg(msg));
+        reject(srv, client, out, &CmdError::msg(msg), cmd.name == "exec");
+        finish_reply_mode(client, out, mark);
+        return;
+    }
+
+    if client.multi.active && cmd.has(flags::NO_MULTI) {
+        stats.rejected.add(1);
+        reject(
+            srv,
+            client,
+            out,
+            &CmdError::msg("ERR Command not allowed inside a transaction"),
+            false,
+        );
         finish_reply_mode(client, out, mark);
         return;
     }
 
     // (Eviction would wait for the shards a busy script on this thread holds.)
-    if srv.config.maxmemory() > 0 && !client.no_evict && !super::parked::pumping() {
+    if srv.config.maxmemory() > 0 && !super::parked::pumping() {
         let fits = super::evict::ensure_memory(srv, client);
-        if !fits && cmd.has(flags::DENYOOM) {
+        // As Redis: an EXEC whose queue holds a command refused when out of
+        // memory is refused too, and nothing but EXEC, DISCARD, QUIT and
+        // RESET may be queued then (a queue would grow without bound).
+        let refused_when_full = cmd.has(flags::DENYOOM)
+            || (cmd.name == "exec" && client.multi.active && client.multi.queued_denyoom)
+            || (client.multi.active && !matches!(cmd.name, "exec" | "discard" | "quit" | "reset"));
+        if !fits && refused_when_full {
             stats.rejected.add(1);
             deliver_events(srv, client, out, mark);
             reject(srv, client, out, &CmdError::Oom, cmd.name == "exec");
@@ -99,7 +118,7 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
             "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
             commands::by_id(id).map_or(cmd.name, |(n, _)| n)
         );
-        reply_error(srv, client, out, &CmdError::msg(msg));
+        reject(srv, client, out, &CmdError::msg(msg), cmd.name == "exec");
         finish_reply_mode(client, out, mark);
         return;
     }

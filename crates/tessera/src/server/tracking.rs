@@ -128,9 +128,6 @@ fn publish_info(client: &Client) {
         if t.bcast {
             flags.push('B');
         }
-        if t.redirect.is_some() {
-            flags.push('R');
-        }
     }
     *client.info.tracking_flags.lock() = flags;
     client.info.redirect.store(
