@@ -772,3 +772,162 @@ fn client_unblock_of_a_client_that_is_not_blocked() {
     );
     assert_eq!(b.call(&["PING"]), simple("PONG"));
 }
+
+/// A client that kills itself gets the reply before its connection closes.
+#[test]
+fn client_killing_itself_gets_its_reply() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    let Frame::Integer(id) = raw.call(&["CLIENT", "ID"]) else {
+        panic!("CLIENT ID")
+    };
+    assert_eq!(
+        raw.call(&["CLIENT", "KILL", "ID", &id.to_string(), "SKIPME", "no"]),
+        Frame::Integer(1)
+    );
+    raw.expect_closed();
+    let mut raw = s.raw();
+    let addr = raw.stream().local_addr().unwrap().to_string();
+    assert_eq!(raw.call(&["CLIENT", "KILL", &addr]), simple("OK"));
+    raw.expect_closed();
+}
+
+/// WRITE pauses hold scripts and functions (not their read-only variants)
+/// and an EXEC with a write queued; a pause that ran out leaves no mode
+/// behind; commands Redis rejects before looking at the pause are answered
+/// at once even under ALL; a timeout too large to add pauses nothing.
+#[test]
+fn client_pause_details() {
+    let s = TestServer::start();
+    let mut admin = s.raw();
+    let mut a = s.raw();
+    let mut b = s.raw();
+    assert_eq!(
+        admin.call(&["CLIENT", "PAUSE", "60000", "WRITE"]),
+        simple("OK")
+    );
+    a.send(&["EVAL", "return 1", "0"]);
+    assert_eq!(
+        reply_within(&mut a, Duration::from_millis(300)),
+        None,
+        "EVAL during WRITE pause"
+    );
+    assert_eq!(b.call(&["EVAL_RO", "return 2", "0"]), Frame::Integer(2));
+    assert_eq!(admin.call(&["CLIENT", "UNPAUSE"]), simple("OK"));
+    assert_eq!(a.read_frame(), Frame::Integer(1));
+
+    assert_eq!(b.call(&["MULTI"]), simple("OK"));
+    assert_eq!(b.call(&["SET", "k", "v"]), simple("QUEUED"));
+    assert_eq!(
+        admin.call(&["CLIENT", "PAUSE", "60000", "WRITE"]),
+        simple("OK")
+    );
+    b.send(&["EXEC"]);
+    assert_eq!(
+        reply_within(&mut b, Duration::from_millis(300)),
+        None,
+        "EXEC during WRITE pause"
+    );
+    assert_eq!(a.call(&["GET", "k"]), Frame::NullBulk);
+    assert_eq!(admin.call(&["CLIENT", "UNPAUSE"]), simple("OK"));
+    assert_eq!(b.read_frame(), Frame::Array(vec![simple("OK")]));
+
+    // An ALL pause that ran out does not turn the next WRITE pause into ALL.
+    assert_eq!(admin.call(&["CLIENT", "PAUSE", "1", "ALL"]), simple("OK"));
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(
+        admin.call(&["CLIENT", "PAUSE", "60000", "WRITE"]),
+        simple("OK")
+    );
+    assert_eq!(a.call(&["GET", "k"]), bulk("v"));
+    assert_eq!(admin.call(&["CLIENT", "UNPAUSE"]), simple("OK"));
+
+    // (Under ALL even CLIENT UNPAUSE waits, as in Redis: this pause runs out.)
+    assert_eq!(
+        admin.call(&["CLIENT", "PAUSE", "3000", "ALL"]),
+        simple("OK")
+    );
+    assert!(matches!(a.call(&["NOSUCH"]), Frame::Error(_)));
+    assert_eq!(
+        a.call(&["GET"]),
+        error("ERR wrong number of arguments for 'get' command")
+    );
+    assert_eq!(admin.call(&["PING"]), simple("PONG"));
+
+    assert_eq!(
+        admin.call(&["CLIENT", "PAUSE", "9223372036854775807"]),
+        simple("OK")
+    );
+    assert_eq!(a.call(&["PING"]), simple("PONG"));
+    assert_eq!(
+        admin.call(&["CLIENT", "PAUSE", "abc", "foo"]),
+        error("ERR CLIENT PAUSE mode must be WRITE or ALL")
+    );
+    assert_eq!(
+        admin.call(&["CLIENT", "PAUSE", "10", "ALL", "x"]),
+        error("ERR unknown subcommand or wrong number of arguments for 'PAUSE'. Try CLIENT HELP.")
+    );
+}
+
+/// CLIENT LIST ID lists in the order given, repeats included, and nothing
+/// for IDs no client has; TYPE goes alone; RESET keeps CLIENT NO-EVICT;
+/// CLIENT subcommands do not use up CLIENT CACHING YES.
+#[test]
+fn client_list_reset_and_caching_details() {
+    let s = TestServer::start();
+    let mut a = s.raw();
+    let mut b = s.raw();
+    let id = |c: &mut RawClient| match c.call(&["CLIENT", "ID"]) {
+        Frame::Integer(n) => n.to_string(),
+        f => panic!("CLIENT ID answered {f:?}"),
+    };
+    let (ia, ib) = (id(&mut a), id(&mut b));
+    let Frame::Bulk(list) = a.call(&["CLIENT", "LIST", "ID", &ib, &ia, &ib, "0", "-1"]) else {
+        panic!("CLIENT LIST")
+    };
+    let ids: Vec<String> = String::from_utf8_lossy(&list)
+        .lines()
+        .map(|l| l.split(' ').next().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(
+        ids,
+        vec![format!("id={ib}"), format!("id={ia}"), format!("id={ib}")]
+    );
+    assert_eq!(
+        a.call(&["CLIENT", "LIST", "TYPE", "normal", "ID", &ia]),
+        error("ERR syntax error")
+    );
+    assert_eq!(
+        a.call(&["CLIENT", "LIST", "ID", "x"]),
+        error("ERR Invalid client ID")
+    );
+
+    assert_eq!(a.call(&["CLIENT", "NO-EVICT", "ON"]), simple("OK"));
+    assert_eq!(a.call(&["RESET"]), simple("RESET"));
+    let Frame::Bulk(info) = a.call(&["CLIENT", "INFO"]) else {
+        panic!("CLIENT INFO")
+    };
+    assert!(String::from_utf8_lossy(&info).contains(" flags=e "));
+
+    assert_eq!(a.call(&["CLIENT", "TRACKING", "on", "OPTIN"]), simple("OK"));
+    assert_eq!(a.call(&["CLIENT", "CACHING", "yes"]), simple("OK"));
+    a.call(&["CLIENT", "GETNAME"]);
+    let Frame::Array(info) = a.call(&["CLIENT", "TRACKINGINFO"]) else {
+        panic!("CLIENT TRACKINGINFO")
+    };
+    assert!(
+        info.iter()
+            .any(|f| matches!(f, Frame::Array(flags) if flags.contains(&bulk("caching-yes")))),
+        "{info:?}"
+    );
+}
+
+/// The idle timeout closes tracking clients too (only subscribers are exempt).
+#[test]
+fn tracking_clients_time_out() {
+    let s = TestServer::start_with(&["--timeout", "1"]);
+    let mut c = s.raw();
+    assert_eq!(c.call(&["CLIENT", "TRACKING", "on"]), simple("OK"));
+    c.set_timeout(Duration::from_secs(20));
+    c.expect_closed();
+}

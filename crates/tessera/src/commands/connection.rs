@@ -10,7 +10,7 @@ use super::flags::*;
 use super::generic::{container, help_reply};
 use super::meta::arg as a;
 use super::{acl, CmdError, CmdResult, CommandSpec, Ctx, Handler};
-use crate::server::client::ReplyMode;
+use crate::server::client::{ClientInfo, ReplyMode};
 use crate::server::state::unix_ms;
 
 /// A connection command: group `connection`, ACL category `@connection`.
@@ -546,9 +546,8 @@ fn reset(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     c.db = 0;
     c.info.db.store(0, Relaxed);
     c.reply_mode = ReplyMode::On;
-    c.no_evict = false;
+    // (CLIENT NO-EVICT survives RESET in Redis 7.0.)
     c.no_touch = false;
-    c.info.no_evict.store(false, Relaxed);
     c.info.no_touch.store(false, Relaxed);
     *c.info.name.lock() = None;
     c.authenticated = ctx.srv.config.requirepass().is_none();
@@ -706,51 +705,49 @@ fn client_getname(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let mut ids: Option<Vec<u64>> = None;
+    let now = unix_ms();
+    let mut text = String::new();
+    // As Redis: `TYPE t` only as the whole argument list, `ID id...` lists
+    // those clients in the order given (repeats included; IDs of no client,
+    // 0 and negatives among them, list nothing).
+    if args.len() > 3 && eq_ic(args[2], "id") {
+        let mut ids = Vec::with_capacity(args.len() - 3);
+        for a in &args[3..] {
+            ids.push(int(a).map_err(|_| CmdError::msg("ERR Invalid client ID"))?);
+        }
+        let clients = ctx.srv.clients.snapshot();
+        for id in ids {
+            if let Some(c) = clients.iter().find(|c| c.id as i64 == id) {
+                text.push_str(&c.describe(now));
+                text.push('\n');
+            }
+        }
+        ctx.out.verbatim(b"txt", text.as_bytes());
+        return Ok(());
+    }
     // None: any type; Some(Some(pubsub?)): normal or pub/sub clients;
     // Some(None): a type Tessera has no clients of (master, replica).
-    let mut wanted: Option<Option<bool>> = None;
-    let mut i = 2;
-    while i < args.len() {
-        if eq_ic(args[i], "type") && i + 1 < args.len() {
-            let t = args[i + 1];
+    let wanted: Option<Option<bool>> = match args.len() {
+        2 => None,
+        4 if eq_ic(args[2], "type") => {
+            let t = args[3];
             if eq_ic(t, "normal") {
-                wanted = Some(Some(false));
+                Some(Some(false))
             } else if eq_ic(t, "pubsub") {
-                wanted = Some(Some(true));
+                Some(Some(true))
             } else if eq_ic(t, "master") || eq_ic(t, "replica") || eq_ic(t, "slave") {
-                wanted = Some(None);
+                Some(None)
             } else {
                 return Err(CmdError::msg(format!(
                     "ERR Unknown client type '{}'",
                     lossy(t)
                 )));
             }
-            i += 2;
-        } else if eq_ic(args[i], "id") && i + 1 < args.len() {
-            let mut v = Vec::new();
-            for a in &args[i + 1..] {
-                let n = int(a).map_err(|_| CmdError::msg("ERR Invalid client ID"))?;
-                if n <= 0 {
-                    return Err(CmdError::msg("ERR Invalid client ID"));
-                }
-                v.push(n as u64);
-            }
-            ids = Some(v);
-            i = args.len();
-        } else {
-            return Err(CmdError::Syntax);
         }
-    }
-    let now = unix_ms();
-    let mut text = String::new();
+        _ => return Err(CmdError::Syntax),
+    };
     if wanted != Some(None) {
         for c in ctx.srv.clients.snapshot() {
-            if let Some(ids) = &ids {
-                if !ids.contains(&c.id) {
-                    continue;
-                }
-            }
             if let Some(Some(pubsub)) = wanted {
                 if is_pubsub_client(&c) != pubsub {
                     continue;
@@ -771,6 +768,18 @@ fn client_info(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// Kills a client, gone at once for everybody else, as in Redis. A client
+/// killing itself still gets this command's reply: its connection closes
+/// after the reply is written, not before.
+fn kill_client(ctx: &mut Ctx, c: &ClientInfo) {
+    ctx.srv.clients.unregister(c.id);
+    if c.id == ctx.client.id {
+        ctx.client.close_after_reply = true;
+    } else {
+        c.kill();
+    }
+}
+
 fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let clients = ctx.srv.clients.snapshot();
     let my_id = ctx.client.id;
@@ -780,12 +789,7 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let Some(c) = clients.iter().find(|c| c.addr.to_string() == addr) else {
             return Err(CmdError::msg("ERR No such client"));
         };
-        c.kill();
-        // Gone at once for everybody else, as in Redis.
-        ctx.srv.clients.unregister(c.id);
-        if c.id == my_id {
-            ctx.client.close_after_reply = true;
-        }
+        kill_client(ctx, c);
         ctx.out.ok();
         return Ok(());
     }
@@ -856,12 +860,7 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         {
             continue;
         }
-        c.kill();
-        // Gone at once for everybody else, as in Redis.
-        ctx.srv.clients.unregister(c.id);
-        if c.id == my_id {
-            ctx.client.close_after_reply = true;
-        }
+        kill_client(ctx, c);
         killed += 1;
     }
     ctx.out.int(killed);
@@ -869,30 +868,46 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn client_pause(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let ms =
-        int(args[2]).map_err(|_| CmdError::msg("ERR timeout is not an integer or out of range"))?;
-    if ms < 0 {
-        return Err(CmdError::msg("ERR timeout is negative"));
-    }
+    // Redis looks at the mode before the timeout.
     let writes_only = match args.len() {
         3 => false,
         4 if eq_ic(args[3], "write") => true,
         4 if eq_ic(args[3], "all") => false,
         4 => return Err(CmdError::msg("ERR CLIENT PAUSE mode must be WRITE or ALL")),
-        _ => return Err(CmdError::Syntax),
+        _ => {
+            return Err(CmdError::msg(format!(
+                "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
+                lossy(args[1])
+            )))
+        }
     };
-    let until = ctx.now_ms.saturating_add(ms);
-    let pause = &ctx.srv.pause;
-    // A second pause can only extend the pause or widen it to ALL.
-    let cur = pause.until_ms.load(Relaxed);
-    if until > cur {
-        pause.until_ms.store(until, Relaxed);
+    let ms =
+        int(args[2]).map_err(|_| CmdError::msg("ERR timeout is not an integer or out of range"))?;
+    if ms < 0 {
+        return Err(CmdError::msg("ERR timeout is negative"));
     }
-    if !writes_only || cur == 0 {
-        pause.writes_only.store(
-            writes_only && (cur == 0 || pause.writes_only.load(Relaxed)),
-            Relaxed,
-        );
+    // Redis adds the timeout to the clock without an overflow check: a
+    // timeout too large to add ends in the past and pauses nothing.
+    let until = ctx.now_ms.wrapping_add(ms);
+    let pause = &ctx.srv.pause;
+    // A pause that has run out is over, whatever its mode was.
+    let cur = match pause.until_ms.load(Relaxed) {
+        c if c > ctx.now_ms => c,
+        _ => 0,
+    };
+    if cur == 0 {
+        if until > ctx.now_ms {
+            pause.writes_only.store(writes_only, Relaxed);
+            pause.until_ms.store(until, Relaxed);
+        }
+    } else {
+        // A second pause can only extend the pause or widen it to ALL.
+        if !writes_only {
+            pause.writes_only.store(false, Relaxed);
+        }
+        if until > cur {
+            pause.until_ms.store(until, Relaxed);
+        }
     }
     ctx.out.ok();
     Ok(())

@@ -142,9 +142,14 @@ async fn run(
         if rbuf.capacity() - rbuf.len() < target {
             rbuf.reserve(target);
         }
-        // Subscribers time out only as Redis's do: never.
+        // Subscribers time out only as Redis's do: never (tracking clients
+        // do time out).
         let pushes = client.receives_pushes();
-        let idle = if pushes { 0 } else { srv.config.timeout_secs() };
+        let idle = if client.subs.is_empty() {
+            srv.config.timeout_secs()
+        } else {
+            0
+        };
         let n = loop {
             match read_available(stream, &mut home(state).rbuf) {
                 Ok(n) => break n,
@@ -154,30 +159,29 @@ async fn run(
             // Nothing to read: park the state where a busy script on this
             // thread can serve it (see `parked`), and wait.
             slot.park(state.take().expect("the state is home before parking"));
-            let woke = if pushes {
-                tokio::select! {
-                    r = slot.wait(stream, &mut waker_known) => Some(r),
-                    _ = info.wake.notified() => None,
+            let wait = async {
+                if pushes {
+                    tokio::select! {
+                        r = slot.wait(stream, &mut waker_known) => Some(r),
+                        _ = info.wake.notified() => None,
+                    }
+                } else {
+                    Some(slot.wait(stream, &mut waker_known).await)
                 }
-            } else if idle == 0 {
-                Some(slot.wait(stream, &mut waker_known).await)
+            };
+            let woke = if idle == 0 {
+                Ok(wait.await)
             } else {
-                tokio::time::timeout(
-                    Duration::from_secs(idle),
-                    slot.wait(stream, &mut waker_known),
-                )
-                .await
-                .ok()
+                tokio::time::timeout(Duration::from_secs(idle), wait).await
             };
             *state = slot.unpark();
             match woke {
-                Some(Ok(Woke::Readable)) => continue,
+                Ok(Some(Ok(Woke::Readable))) => continue,
                 // A push to deliver, or the pump ran commands.
-                None if pushes => continue 'serve,
-                Some(Ok(Woke::Pumped)) => continue 'serve,
+                Ok(None) | Ok(Some(Ok(Woke::Pumped))) => continue 'serve,
+                Ok(Some(Err(e))) => return Err(e),
                 // Idle for longer than `timeout`.
-                None => return Ok(()),
-                Some(Err(e)) => return Err(e),
+                Err(_) => return Ok(()),
             }
         };
         let client = &home(state).client;
@@ -303,8 +307,8 @@ async fn process_buffer(
             break;
         };
         let args = request_args(kind, parser, &rbuf[pos..]);
-        if let Some(name) = args.first() {
-            if srv.pause.until_ms.load(Relaxed) != 0 && pause_applies(srv, name) {
+        if !args.is_empty() {
+            if srv.pause.until_ms.load(Relaxed) != 0 && pause_applies(srv, client, &args) {
                 wait_if_paused(srv).await;
             }
             if client.receives_pushes() {
@@ -508,14 +512,38 @@ async fn read_more(stream: &mut TcpStream, rbuf: &mut BytesMut) -> std::io::Resu
     stream.read_buf(rbuf).await
 }
 
-/// Whether CLIENT PAUSE holds this command: every command in ALL mode,
-/// commands that may write in WRITE mode.
-pub fn pause_applies(srv: &ServerState, name: &[u8]) -> bool {
-    use crate::commands::flags::{MAY_REPLICATE, WRITE};
+/// Whether CLIENT PAUSE holds this command: in ALL mode every command, in
+/// WRITE mode those that may write (Redis's write and may-replicate flags,
+/// scripts and functions other than the read-only variants, and an EXEC
+/// with such a command queued). A command Redis rejects before it looks at
+/// the pause (unknown, wrong arity, not authenticated) is answered at once.
+pub fn pause_applies(srv: &ServerState, client: &Client, args: &[&[u8]]) -> bool {
+    use crate::commands::flags::NO_AUTH;
+    let Some(name) = args.first() else {
+        return false;
+    };
+    let Ok((_, cmd)) = dispatch::resolve(args, name) else {
+        return false;
+    };
+    if !client.authenticated && !cmd.has(NO_AUTH) && srv.config.requirepass().is_some() {
+        return false;
+    }
     if !srv.pause.writes_only.load(Relaxed) {
         return true;
     }
-    crate::commands::lookup(name).is_some_and(|(_, c)| c.flags & (WRITE | MAY_REPLICATE) != 0)
+    if cmd.name == "exec" {
+        return client.multi.active
+            && client.multi.queued.iter().any(|(id, _)| {
+                crate::commands::by_id(*id).is_some_and(|(_, c)| held_by_write_pause(c))
+            });
+    }
+    held_by_write_pause(cmd)
+}
+
+fn held_by_write_pause(cmd: &crate::commands::CommandSpec) -> bool {
+    use crate::commands::flags::{MAY_REPLICATE, WRITE};
+    cmd.flags & (WRITE | MAY_REPLICATE) != 0
+        || matches!(cmd.name, "eval" | "evalsha" | "fcall" | "pfcount")
 }
 
 /// Holds a client while CLIENT PAUSE is in effect.

@@ -129,9 +129,9 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
         return;
     }
 
-    // CLIENT CACHING applies to the one command after it.
-    // (MULTI passes it on to the transaction, as in Redis.)
-    let caching_cmd = cmd.name == "caching" || cmd.name == "multi";
+    // CLIENT CACHING applies to the one command after it. (MULTI passes it
+    // on to the transaction, and CLIENT subcommands leave it, as in Redis.)
+    let caching_cmd = cmd.name == "multi" || name.eq_ignore_ascii_case(b"client");
     client.tracking.caching_armed = client.tracking.caching.is_some() && !caching_cmd;
     call(srv, client, out, id, cmd, args, now_ms);
     if !caching_cmd {
@@ -351,9 +351,12 @@ pub fn deliver_events(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf
 /// Looks up the command (and subcommand) and checks the arity.
 /// The error of a failed resolution, with the command's id when the command
 /// itself was known (for rejected_calls).
-type Unresolved = (Option<usize>, CmdError);
+pub(crate) type Unresolved = (Option<usize>, CmdError);
 
-fn resolve(args: &[&[u8]], name: &[u8]) -> Result<(usize, &'static CommandSpec), Unresolved> {
+pub(crate) fn resolve(
+    args: &[&[u8]],
+    name: &[u8],
+) -> Result<(usize, &'static CommandSpec), Unresolved> {
     let Some((id, cmd)) = commands::lookup(name) else {
         return Err((None, unknown_command(args)));
     };

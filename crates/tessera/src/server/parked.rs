@@ -292,8 +292,8 @@ fn run_while_busy(srv: &ServerState, state: &mut ConnState) {
             break;
         };
         let args = request_args(kind, parser, &rbuf[pos..]);
-        if let Some(name) = args.first() {
-            if srv.pause.until_ms.load(Relaxed) != 0 && pause_applies(srv, name) {
+        if !args.is_empty() {
+            if srv.pause.until_ms.load(Relaxed) != 0 && pause_applies(srv, client, &args) {
                 // Parsed again, from the same bytes, by the task.
                 break;
             }
