@@ -947,3 +947,39 @@ fn woken_pop_serves_the_ready_key_despite_other_key_types() {
         assert_eq!(got, expected, "{cmd:?}");
     }
 }
+
+/// Inside MULTI a blocking pop on nothing answers at once: BLPOP with the
+/// timed-out null array, BLMOVE and BRPOPLPUSH with the empty source's
+/// null bulk, as Redis does.
+#[test]
+fn blocking_commands_in_multi_answer_with_their_empty_replies() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    c.call(&["MULTI"]);
+    c.call(&["BLMOVE", "a", "b", "LEFT", "LEFT", "0"]);
+    c.call(&["BRPOPLPUSH", "a", "b", "0"]);
+    c.call(&["BLPOP", "a", "0"]);
+    assert_eq!(
+        c.call(&["EXEC"]),
+        Frame::Array(vec![Frame::NullBulk, Frame::NullBulk, Frame::NullArray])
+    );
+}
+
+/// A timeout too large to add to the clock waits forever, as in Redis
+/// (whose deadline wraps and is then read as unsigned).
+#[test]
+fn huge_blocking_timeout_waits_until_served() {
+    let s = TestServer::start();
+    let mut waiter = s.raw();
+    let mut pusher = s.raw();
+    waiter.send(&["BLPOP", "q", "9223372036854775.807"]);
+    assert!(wait_until(
+        std::time::Duration::from_secs(20),
+        || matches!(pusher.call(&["CLIENT", "LIST"]), Frame::Bulk(b) if String::from_utf8_lossy(&b).contains("cmd=blpop")),
+    ));
+    pusher.call(&["LPUSH", "q", "x"]);
+    assert_eq!(
+        waiter.read_frame(),
+        Frame::Array(vec![bulk("q"), bulk("x")])
+    );
+}

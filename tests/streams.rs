@@ -1668,3 +1668,40 @@ fn group_reader_blocked_elsewhere_does_not_hold_up_other_consumers() {
     assert_eq!(admin.call(&["LPUSH", "list", "x"]), Frame::Integer(1));
     assert_eq!(a.read_frame(), Frame::Array(vec![bulk("list"), bulk("x")]));
 }
+
+/// XREAD and XREADGROUP with BLOCK are refused inside scripts (even when
+/// data is there), named as the script spelled them; a BLOCK too large to
+/// add to the clock waits until served.
+#[test]
+fn xread_block_in_scripts_and_huge_block() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    c.call(&["XADD", "s", "1-1", "f", "v"]);
+    assert_eq!(
+        c.call(&[
+            "EVAL",
+            "return redis.pcall('xread','block',0,'streams','s','0')",
+            "0"
+        ]),
+        error("ERR xread command is not allowed with BLOCK option from scripts")
+    );
+    assert_eq!(
+        c.call(&[
+            "EVAL",
+            "return redis.pcall('XREAD','COUNT',1,'BLOCK',10,'STREAMS','s','0')",
+            "0"
+        ]),
+        error("ERR XREAD command is not allowed with BLOCK option from scripts")
+    );
+    let mut waiter = s.raw();
+    waiter.send(&["XREAD", "BLOCK", "9223372036854775807", "STREAMS", "s", "$"]);
+    assert!(wait_until(
+        std::time::Duration::from_secs(20),
+        || matches!(c.call(&["CLIENT", "LIST"]), Frame::Bulk(b) if String::from_utf8_lossy(&b).contains("cmd=xread")),
+    ));
+    c.call(&["XADD", "s", "2-1", "f", "w"]);
+    let Frame::Array(reply) = waiter.read_frame() else {
+        panic!("XREAD reply")
+    };
+    assert_eq!(reply.len(), 1);
+}

@@ -66,8 +66,12 @@ pub fn block_timeout(arg: &[u8], now_ms: i64) -> Result<Option<i64>, CmdError> {
     let ms = (secs * 1000.0).ceil();
     // Redis converts with a C cast, which on x86-64 turns anything out of
     // range (inf included) into i64::MIN: reported as a negative timeout.
-    let ms = if ms >= i64::MAX as f64 || ms < i64::MIN as f64 {
+    // Its long double still holds i64::MAX itself, which f64 rounds to
+    // 2^63: that value is taken as i64::MAX.
+    let ms = if ms > i64::MAX as f64 || ms < i64::MIN as f64 {
         i64::MIN
+    } else if ms == i64::MAX as f64 {
+        i64::MAX
     } else {
         ms as i64
     };
@@ -77,9 +81,10 @@ pub fn block_timeout(arg: &[u8], now_ms: i64) -> Result<Option<i64>, CmdError> {
     if ms == 0 {
         return Ok(None);
     }
-    ms.checked_add(now_ms)
-        .map(Some)
-        .ok_or_else(|| CmdError::msg("ERR timeout is out of range"))
+    // Redis adds the clock without an overflow check and its timeout table
+    // then reads the wrapped deadline as unsigned: such a client waits
+    // forever.
+    Ok(Some(ms.checked_add(now_ms).unwrap_or(i64::MAX)))
 }
 
 /// A SCAN-family cursor, read the way Redis reads it (C `strtoul` over the

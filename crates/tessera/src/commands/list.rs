@@ -353,11 +353,12 @@ fn end_arg(arg: &[u8]) -> Result<End, CmdError> {
     }
 }
 
-/// Whether the client may block. Inside MULTI/EXEC or a script a blocking
-/// command must answer at once as if it had timed out; those contexts do
-/// not exist yet (issue 4), and when they do this is where they say so.
-fn can_block(_ctx: &Ctx) -> bool {
-    true
+/// Whether the client may block: not inside EXEC or a script, where
+/// nothing can arrive while it waits. Most blocking commands then answer
+/// as if they had timed out (`Ctx::block` does that); BLMOVE and
+/// BRPOPLPUSH answer as for an empty source, a null bulk, as Redis does.
+fn can_block(ctx: &Ctx) -> bool {
+    !ctx.client.multi.in_exec
 }
 
 /// Deletes `key` if the list it holds has become empty (Redis never keeps

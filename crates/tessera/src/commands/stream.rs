@@ -869,17 +869,21 @@ fn parse_read<'a>(
         let more = args.len() - i - 1;
         let o = args[i];
         if eq_ic(o, "block") && more > 0 {
+            if super::scripting::in_script() {
+                return Err(CmdError::msg(format!(
+                    "ERR {} command is not allowed with BLOCK option from scripts",
+                    lossy(args[0])
+                )));
+            }
             i += 1;
             let t = int(args[i])
                 .map_err(|_| CmdError::msg("ERR timeout is not an integer or out of range"))?;
             if t < 0 {
                 return Err(CmdError::msg("ERR timeout is negative"));
             }
+            // (A deadline past i64::MAX waits forever, as Redis's wrapped one.)
             let deadline = if t > 0 {
-                if t > i64::MAX - now_ms {
-                    return Err(CmdError::msg("ERR timeout is out of range"));
-                }
-                t + now_ms
+                t.checked_add(now_ms).unwrap_or(i64::MAX)
             } else {
                 0
             };
