@@ -983,3 +983,71 @@ fn huge_blocking_timeout_waits_until_served() {
         Frame::Array(vec![bulk("q"), bulk("x")])
     );
 }
+
+/// A waiter whose key comes to hold another type stays blocked, and the
+/// waiters behind it that the new value can serve are served, as in Redis
+/// (which serves list waiters only from lists, sorted-set waiters only from
+/// sorted sets).
+#[test]
+fn waiters_of_another_type_stay_blocked_and_do_not_hold_up_others() {
+    let s = TestServer::start();
+    let mut admin = s.raw();
+    let blocked = |admin: &mut RawClient, cmd: &str, n: usize| {
+        assert!(
+            wait_until(std::time::Duration::from_secs(20), || {
+                match admin.call(&["CLIENT", "LIST"]) {
+                    Frame::Bulk(b) => {
+                        String::from_utf8_lossy(&b)
+                            .lines()
+                            .filter(|l| {
+                                l.contains(" flags=b ") && l.contains(&format!(" cmd={cmd} "))
+                            })
+                            .count()
+                            == n
+                    }
+                    _ => false,
+                }
+            }),
+            "{cmd} not blocked"
+        );
+    };
+    // BLPOP first in line, BZPOPMIN behind it, the key becomes a zset.
+    let mut list_waiter = s.raw();
+    let mut zset_waiter = s.raw();
+    let mut move_waiter = s.raw();
+    list_waiter.send(&["BLPOP", "k", "0"]);
+    blocked(&mut admin, "blpop", 1);
+    move_waiter.send(&["BLMOVE", "k", "d", "LEFT", "LEFT", "0"]);
+    blocked(&mut admin, "blmove", 1);
+    zset_waiter.send(&["BZPOPMIN", "k", "0"]);
+    blocked(&mut admin, "bzpopmin", 1);
+    admin.call(&["ZADD", "k", "1", "m"]);
+    assert_eq!(
+        zset_waiter.read_frame(),
+        Frame::Array(vec![bulk("k"), bulk("m"), bulk("1")])
+    );
+    // The list waiters are still waiting, and a list serves them in turn.
+    blocked(&mut admin, "blpop", 1);
+    blocked(&mut admin, "blmove", 1);
+    admin.call(&["RPUSH", "k", "a", "b"]);
+    assert_eq!(
+        list_waiter.read_frame(),
+        Frame::Array(vec![bulk("k"), bulk("a")])
+    );
+    assert_eq!(move_waiter.read_frame(), bulk("b"));
+
+    // Filled and then overwritten in one transaction: still blocked.
+    list_waiter.send(&["BLPOP", "t", "0"]);
+    blocked(&mut admin, "blpop", 1);
+    admin.call(&["MULTI"]);
+    admin.call(&["LPUSH", "t", "a"]);
+    admin.call(&["SET", "t", "s"]);
+    admin.call(&["EXEC"]);
+    admin.call(&["DEL", "t"]);
+    blocked(&mut admin, "blpop", 1);
+    admin.call(&["LPUSH", "t", "z"]);
+    assert_eq!(
+        list_waiter.read_frame(),
+        Frame::Array(vec![bulk("t"), bulk("z")])
+    );
+}

@@ -886,6 +886,20 @@ fn blmove_generic(
     to: End,
     deadline: Option<i64>,
 ) -> CmdResult {
+    // Woken, a source that now holds another type keeps the client blocked
+    // (Redis serves list waiters only from lists); a wrong-type destination
+    // is still this client's error.
+    if ctx.client.woken_by.is_some() {
+        let src_is_other_type = ctx.with_key(src, |db| {
+            db.get_write(src)
+                .is_some_and(|e| !matches!(e.value, Value::List(_)))
+        });
+        if src_is_other_type {
+            ctx.client.woken_wrong_type = true;
+            ctx.block(&[src], deadline, |out| out.null_array());
+            return Ok(());
+        }
+    }
     let (ka, out) = ctx.split();
     let moved = ka.with_keys([src, dst], |db| move_one(db, src, dst, from, to, out))?;
     if moved {
@@ -968,14 +982,17 @@ fn pop_for_blocked(
     count: Option<usize>,
 ) -> Result<bool, CmdError> {
     let order: Vec<Vec<u8>> = serve_keys(ctx, keys).iter().map(|k| k.to_vec()).collect();
-    let woken = ctx.client.woken_by.is_some() && order.len() == 1 && keys.len() > 1;
+    let woken = ctx.client.woken_by.is_some() && order.len() == 1;
     let order: Vec<&[u8]> = order.iter().map(|k| k.as_slice()).collect();
     let (ka, out) = ctx.split();
     let r = ka.with_keys(keys.iter().copied(), |db| {
         pop_first(db, &order, end, count, out)
     });
     match r {
-        Err(_) if woken => Ok(false),
+        Err(_) if woken => {
+            ctx.client.woken_wrong_type = true;
+            Ok(false)
+        }
         other => other,
     }
 }

@@ -630,7 +630,7 @@ impl<'a> Ctx<'a> {
             deadline,
             on_timeout,
             rerun_args: None,
-            pass_wakeups: false,
+            pass_wakeups: std::mem::take(&mut self.client.woken_wrong_type),
         });
     }
 

@@ -1198,7 +1198,7 @@ fn pop_first(
     // Re-run after a wake-up: only the key that became ready is served (a
     // wrong type or nothing there keeps the client blocked), as in Redis.
     let woken: Option<Vec<u8>> = match ctx.client.woken_by.as_deref() {
-        Some(k) if keys.len() > 1 && keys.contains(&k) => Some(k.to_vec()),
+        Some(k) if keys.contains(&k) => Some(k.to_vec()),
         _ => None,
     };
     let order: Vec<&[u8]> = match &woken {
@@ -1235,7 +1235,10 @@ fn pop_first(
         Ok(false)
     });
     match r {
-        Err(_) if woken.is_some() => Ok(false),
+        Err(_) if woken.is_some() => {
+            ctx.client.woken_wrong_type = true;
+            Ok(false)
+        }
         other => other,
     }
 }

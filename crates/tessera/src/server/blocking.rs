@@ -36,8 +36,9 @@ pub struct BlockRequest {
     /// of blocking).
     pub rerun_args: Option<Vec<Vec<u8>>>,
     /// A woken waiter that finds nothing for itself wakes the next one in
-    /// line (stream readers of one key wait for different IDs). Off for
-    /// pops, where the first in line must get the next element.
+    /// line: stream readers of one key wait for different IDs, and a pop
+    /// whose key came to hold another type leaves it to waiters of that
+    /// type.
     pub pass_wakeups: bool,
 }
 
@@ -211,14 +212,18 @@ impl BlockingRegistry {
     /// on each of `keys` (a woken client that found nothing for itself
     /// calls this, so that the next in line looks too: stream readers of
     /// one key may want different entries).
-    pub fn signal_next(&self, db: usize, keys: &[Key], waiter: &Arc<Waiter>) {
+    pub fn signal_next(&self, db: usize, keys: &[Key], waiter: &Arc<Waiter>, ready: Option<&[u8]>) {
         let q = self.queues.lock();
         for k in keys {
+            if ready.is_some_and(|r| r != k.as_slice()) {
+                continue;
+            }
             let Some(queue) = q.get(&(db, k.clone())) else {
                 continue;
             };
             if let Some(pos) = queue.iter().position(|w| Arc::ptr_eq(w, waiter)) {
                 if let Some(next) = queue.get(pos + 1) {
+                    next.note_ready(k);
                     next.wake(Wake::Ready);
                 }
             }

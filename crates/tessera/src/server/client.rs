@@ -43,6 +43,9 @@ pub struct Client {
     /// While a woken blocked command re-runs: a stream it waited on went
     /// away (see `BlockingRegistry::signal_stream_gone`).
     pub woken_stream_gone: bool,
+    /// Set by a woken pop whose key came to hold another type: its
+    /// re-block passes the wake-up on (see `BlockRequest::pass_wakeups`).
+    pub woken_wrong_type: bool,
     pub info: Arc<ClientInfo>,
     pub worker: Arc<WorkerStats>,
     /// Set by MONITOR: the task turns into a monitor feed after the reply.

@@ -48,6 +48,7 @@ pub async fn serve(srv: Arc<ServerState>, worker: Arc<WorkerStats>, stream: TcpS
         close_now: false,
         woken_by: None,
         woken_stream_gone: false,
+        woken_wrong_type: false,
         info: info.clone(),
         worker,
         become_monitor: false,
@@ -457,17 +458,24 @@ async fn wait_blocked(
             Wake::Ready => {
                 let argv: SmallVec<[&[u8]; 8]> = args.iter().map(|a| a.as_slice()).collect();
                 let mark = out.buf.len();
-                client.woken_by = waiter.take_ready_key();
+                let ready = waiter.take_ready_key();
+                client.woken_by = ready.clone();
                 client.woken_stream_gone = waiter.take_stream_gone();
                 dispatch::execute(srv, client, out, &argv);
                 client.woken_by = None;
                 client.woken_stream_gone = false;
-                if client.block.take().is_some() {
-                    // Still nothing for us: keep our place in the queues,
-                    // and let the next in line look.
+                client.woken_wrong_type = false;
+                if let Some(again) = client.block.take() {
+                    // Still nothing for us: keep our place in the queues.
+                    // When the key holds something that is not for us (another
+                    // type, or a stream entry before the ID we wait for), let
+                    // the next in line look, as Redis serves every waiter it
+                    // can; when the element went to someone else, the next
+                    // in line cannot be served either, and waking it could
+                    // let it take the next element out of turn.
                     out.buf.truncate(mark);
-                    if request.pass_wakeups {
-                        registry.signal_next(request.db, &request.keys, &waiter);
+                    if again.pass_wakeups {
+                        registry.signal_next(request.db, &request.keys, &waiter, ready.as_deref());
                     }
                     continue;
                 }
