@@ -1051,3 +1051,34 @@ fn waiters_of_another_type_stay_blocked_and_do_not_hold_up_others() {
         Frame::Array(vec![bulk("t"), bulk("z")])
     );
 }
+
+/// A blocked command counts once in commandstats and once in
+/// total_commands_processed, however many wake-ups it sees: served, timed
+/// out or unblocked.
+#[test]
+fn blocked_commands_count_once() {
+    let s = TestServer::start();
+    let mut admin = s.raw();
+    let mut a = s.raw();
+    let mut b = s.raw();
+    admin.call(&["CONFIG", "RESETSTAT"]);
+    a.send(&["BLPOP", "q", "0"]);
+    assert!(wait_until(std::time::Duration::from_secs(20), || {
+        matches!(admin.call(&["INFO", "clients"]), Frame::Bulk(i) if String::from_utf8_lossy(&i).contains("blocked_clients:1"))
+    }));
+    b.send(&["BLPOP", "q", "0"]);
+    assert!(wait_until(std::time::Duration::from_secs(20), || {
+        matches!(admin.call(&["INFO", "clients"]), Frame::Bulk(i) if String::from_utf8_lossy(&i).contains("blocked_clients:2"))
+    }));
+    // The first push serves a and wakes b, which finds nothing and waits on.
+    admin.call(&["RPUSH", "q", "x"]);
+    assert_eq!(a.read_frame(), Frame::Array(vec![bulk("q"), bulk("x")]));
+    admin.call(&["RPUSH", "q", "y"]);
+    assert_eq!(b.read_frame(), Frame::Array(vec![bulk("q"), bulk("y")]));
+    assert_eq!(a.call(&["BLPOP", "q2", "0.01"]), Frame::NullArray);
+    let Frame::Bulk(info) = admin.call(&["INFO", "commandstats"]) else {
+        panic!("INFO")
+    };
+    let info = String::from_utf8_lossy(&info).into_owned();
+    assert!(info.contains("cmdstat_blpop:calls=3,"), "{info}");
+}

@@ -46,6 +46,8 @@ pub struct Client {
     /// Set by a woken pop whose key came to hold another type: its
     /// re-block passes the wake-up on (see `BlockRequest::pass_wakeups`).
     pub woken_wrong_type: bool,
+    /// A woken blocked command is being run again (see `dispatch::call`).
+    pub rerunning: bool,
     pub info: Arc<ClientInfo>,
     pub worker: Arc<WorkerStats>,
     /// Set by MONITOR: the task turns into a monitor feed after the reply.

@@ -49,6 +49,7 @@ pub async fn serve(srv: Arc<ServerState>, worker: Arc<WorkerStats>, stream: TcpS
         woken_by: None,
         woken_stream_gone: false,
         woken_wrong_type: false,
+        rerunning: false,
         info: info.clone(),
         worker,
         become_monitor: false,
@@ -425,6 +426,7 @@ async fn wait_blocked(
         tokio::select! {
             _ = waiter.notify.notified() => {}
             _ = sleep => {
+                count_unblocked(client, false);
                 (request.on_timeout)(out);
                 break Ok(true);
             }
@@ -448,10 +450,12 @@ async fn wait_blocked(
         match waiter.take_reason() {
             Wake::None => continue,
             Wake::UnblockTimeout => {
+                count_unblocked(client, false);
                 (request.on_timeout)(out);
                 break Ok(true);
             }
             Wake::UnblockError => {
+                count_unblocked(client, true);
                 out.error(b"UNBLOCKED client unblocked via CLIENT UNBLOCK");
                 break Ok(true);
             }
@@ -461,7 +465,9 @@ async fn wait_blocked(
                 let ready = waiter.take_ready_key();
                 client.woken_by = ready.clone();
                 client.woken_stream_gone = waiter.take_stream_gone();
+                client.rerunning = true;
                 dispatch::execute(srv, client, out, &argv);
+                client.rerunning = false;
                 client.woken_by = None;
                 client.woken_stream_gone = false;
                 client.woken_wrong_type = false;
@@ -493,6 +499,18 @@ async fn wait_blocked(
         flush(client, out, stream).await?;
     }
     result
+}
+
+/// Counts a blocked command that ends without being served (timeout,
+/// CLIENT UNBLOCK) in its commandstats, as Redis does on unblocking.
+fn count_unblocked(client: &Client, failed: bool) {
+    let id = client.info.last_cmd.load(Relaxed);
+    if let Some(stats) = client.worker.commands.get(id) {
+        stats.calls.add(1);
+        if failed {
+            stats.failed.add(1);
+        }
+    }
 }
 
 /// Moves messages other clients sent (pub/sub, invalidations) into the

@@ -79,7 +79,9 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
     }
 
     // (Eviction would wait for the shards a busy script on this thread holds.)
-    if srv.config.maxmemory() > 0 && !super::parked::pumping() {
+    // (A woken blocked command is served as Redis serves it, without the
+    // checks made when it first ran.)
+    if srv.config.maxmemory() > 0 && !super::parked::pumping() && !client.rerunning {
         let fits = super::evict::ensure_memory(srv, client);
         // As Redis: an EXEC whose queue holds a command refused when out of
         // memory is refused too, and nothing but EXEC, DISCARD, QUIT and
@@ -277,23 +279,35 @@ pub fn call(
     let elapsed_ns = started.elapsed().as_nanos() as u64;
     let elapsed_us = elapsed_ns / 1000;
     let stats = &client.worker.commands[id];
-    stats.calls.add(1);
-    stats.usec.add(elapsed_us);
-    // As Redis: latency-tracking no stops the per-command histograms
-    // (LATENCY HISTOGRAM, INFO latencystats) from growing.
-    if srv.config.latency_tracking() {
-        stats.latency.record(elapsed_ns);
+    // As Redis: a command that blocked counts in commandstats once, when
+    // it is served or times out (not when it blocks, nor at each wake-up
+    // that finds nothing), and in total_commands_processed and MONITOR
+    // once, when first run.
+    let blocked_now = client.block.is_some();
+    if !blocked_now {
+        stats.calls.add(1);
+        stats.usec.add(elapsed_us);
+        // As Redis: latency-tracking no stops the per-command histograms
+        // (LATENCY HISTOGRAM, INFO latencystats) from growing.
+        if srv.config.latency_tracking() {
+            stats.latency.record(elapsed_ns);
+        }
     }
-    client.worker.commands_processed.add(1);
+    if !client.rerunning {
+        client.worker.commands_processed.add(1);
+    }
     if let Err(e) = result {
         stats.failed.add(1);
         reply_error(srv, client, out, &e);
     }
 
-    if srv.monitor_count.load(Relaxed) > 0 && !cmd.has(flags::SKIP_MONITOR | flags::ADMIN) {
+    if srv.monitor_count.load(Relaxed) > 0
+        && !cmd.has(flags::SKIP_MONITOR | flags::ADMIN)
+        && !client.rerunning
+    {
         feed_monitors(srv, client, args);
     }
-    if !cmd.has(flags::SKIP_SLOWLOG) {
+    if !cmd.has(flags::SKIP_SLOWLOG) && !blocked_now {
         record_slow(srv, client, args, id, elapsed_us);
     }
     client.redacted = 0;
