@@ -931,3 +931,30 @@ fn tracking_clients_time_out() {
     c.set_timeout(Duration::from_secs(20));
     c.expect_closed();
 }
+
+/// HELLO acts on its options in order, as Redis 7.0 does: a bad SETNAME
+/// stops it before a later AUTH, an AUTH already done stays done when a
+/// later option is bad.
+#[test]
+fn hello_options_act_in_order() {
+    let s = TestServer::start_with(&["--requirepass", "pw"]);
+    let mut c = s.raw();
+    assert_eq!(
+        c.call(&["HELLO", "3", "SETNAME", "a b", "AUTH", "default", "pw"]),
+        error("ERR Client names cannot contain spaces, newlines or special characters.")
+    );
+    assert!(matches!(c.call(&["PING"]), Frame::Error(e) if e.starts_with(b"NOAUTH")));
+    assert_eq!(
+        c.call(&["HELLO", "3", "SETNAME", "a b"]),
+        error("ERR Client names cannot contain spaces, newlines or special characters.")
+    );
+    assert_eq!(
+        c.call(&["HELLO", "2"]),
+        error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+    );
+    assert_eq!(
+        c.call(&["HELLO", "3", "AUTH", "default", "pw", "FOO"]),
+        error("ERR Syntax error in HELLO option 'FOO'")
+    );
+    assert_eq!(c.call(&["PING"]), simple("PONG"));
+}

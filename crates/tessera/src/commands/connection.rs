@@ -611,18 +611,27 @@ fn hello(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         proto = Some(v);
         i = 2;
     }
-    let mut credentials: Option<(&[u8], &[u8])> = None;
-    let mut name: Option<&[u8]> = None;
+    // Redis 7.0 acts on each option as it reads it: AUTH logs in (and stays
+    // logged in whatever follows), SETNAME names the client, even before
+    // the check that the client is authenticated.
     while i < args.len() {
         let more = args.len() - 1 - i;
         if eq_ic(args[i], "auth") && more >= 2 {
-            credentials = Some((args[i + 1], args[i + 2]));
             if i + 2 < 64 {
                 ctx.client.redacted |= (1 << (i + 1)) | (1 << (i + 2));
             }
+            if !check_password(ctx, args[i + 1], args[i + 2]) {
+                return Err(CmdError::msg(
+                    "WRONGPASS invalid username-password pair or user is disabled.",
+                ));
+            }
+            ctx.client.authenticated = true;
+            ctx.client.info.authenticated.store(true, Relaxed);
             i += 3;
         } else if eq_ic(args[i], "setname") && more >= 1 {
-            name = Some(args[i + 1]);
+            let n = args[i + 1];
+            validate_name(n)?;
+            *ctx.client.info.name.lock() = if n.is_empty() { None } else { Some(n.to_vec()) };
             i += 2;
         } else {
             return Err(CmdError::msg(format!(
@@ -631,21 +640,8 @@ fn hello(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             )));
         }
     }
-    if let Some((u, p)) = credentials {
-        if !check_password(ctx, u, p) {
-            return Err(CmdError::msg(
-                "WRONGPASS invalid username-password pair or user is disabled.",
-            ));
-        }
-        ctx.client.authenticated = true;
-        ctx.client.info.authenticated.store(true, Relaxed);
-    }
     if !ctx.client.authenticated {
-        return Err(CmdError::msg("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"));
-    }
-    if let Some(n) = name {
-        validate_name(n)?;
-        *ctx.client.info.name.lock() = if n.is_empty() { None } else { Some(n.to_vec()) };
+        return Err(CmdError::msg("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"));
     }
     if let Some(v) = proto {
         ctx.out.protocol = if v == 3 {
