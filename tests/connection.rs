@@ -958,3 +958,17 @@ fn hello_options_act_in_order() {
     );
     assert_eq!(c.call(&["PING"]), simple("PONG"));
 }
+
+/// CLIENT REPLY OFF and SKIP also silence a blocking command's eventual
+/// reply (timed out here), as in Redis.
+#[test]
+fn client_reply_off_and_skip_cover_blocked_commands() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    c.send(&["CLIENT", "REPLY", "OFF"]);
+    c.send(&["BLPOP", "nothing", "0.05"]);
+    assert_eq!(c.call(&["CLIENT", "REPLY", "ON"]), simple("OK"));
+    c.send(&["CLIENT", "REPLY", "SKIP"]);
+    c.send(&["BLPOP", "nothing", "0.05"]);
+    assert_eq!(c.call(&["PING"]), simple("PONG"));
+}

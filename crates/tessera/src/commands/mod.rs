@@ -631,6 +631,7 @@ impl<'a> Ctx<'a> {
             on_timeout,
             rerun_args: None,
             pass_wakeups: std::mem::take(&mut self.client.woken_wrong_type),
+            silent: self.client.reply_mode != crate::server::client::ReplyMode::On,
         });
     }
 

@@ -40,6 +40,9 @@ pub struct BlockRequest {
     /// whose key came to hold another type leaves it to waiters of that
     /// type.
     pub pass_wakeups: bool,
+    /// CLIENT REPLY OFF or SKIP was in force for the command: its eventual
+    /// reply (served, timed out, unblocked) is not sent.
+    pub silent: bool,
 }
 
 /// Why a waiter was woken.

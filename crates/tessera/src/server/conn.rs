@@ -405,6 +405,7 @@ async fn wait_blocked(
 ) -> std::io::Result<bool> {
     let waiter = Waiter::new(client.id);
     let registry = &srv.blocking;
+    let reply_from = out.buf.len();
     registry.register(request.db, &request.keys, &waiter);
     client.info.blocked.store(true, Relaxed);
     // A push may have landed between the handler's check and registering.
@@ -494,6 +495,9 @@ async fn wait_blocked(
     // Let the next client in line look at what is left.
     for k in &request.keys {
         registry.signal(request.db, k);
+    }
+    if request.silent {
+        out.buf.truncate(reply_from);
     }
     if matches!(result, Ok(true)) {
         flush(client, out, stream).await?;
