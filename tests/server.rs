@@ -2149,3 +2149,40 @@ fn debug_object_sleep_and_errors() {
     assert!(help.len() > 3);
     assert!(string(&help[0]).starts_with("DEBUG <subcommand>"));
 }
+
+/// A monitor keeps answering its own commands: PING (and sees it), commands
+/// on keys are refused as for a replica, a second MONITOR is ignored, RESET
+/// ends monitoring, QUIT closes (and other monitors see it).
+#[test]
+fn monitor_clients_still_run_commands() {
+    let s = TestServer::start();
+    let mut m = s.raw();
+    let mut other = s.raw();
+    assert_eq!(m.call(&["MONITOR"]), simple("OK"));
+    assert_eq!(m.call(&["PING"]), simple("PONG"));
+    let Frame::Simple(line) = m.read_frame() else {
+        panic!("no MONITOR line for the monitor's own PING")
+    };
+    assert!(String::from_utf8_lossy(&line).ends_with("\"PING\""));
+    assert_eq!(
+        m.call(&["SET", "a", "1"]),
+        error("ERR Replica can't interact with the keyspace")
+    );
+    m.send(&["MONITOR"]);
+    assert_eq!(other.call(&["ECHO", "x"]), bulk("x"));
+    let Frame::Simple(line) = m.read_frame() else {
+        panic!("no MONITOR line for ECHO")
+    };
+    assert!(String::from_utf8_lossy(&line).ends_with("\"ECHO\" \"x\""));
+    assert_eq!(m.call(&["RESET"]), simple("RESET"));
+    assert_eq!(m.call(&["SET", "a", "1"]), simple("OK"));
+    assert_eq!(m.call(&["MONITOR"]), simple("OK"));
+    let mut watcher = s.raw();
+    assert_eq!(watcher.call(&["MONITOR"]), simple("OK"));
+    assert_eq!(m.call(&["QUIT"]), simple("OK"));
+    m.expect_closed();
+    let Frame::Simple(line) = watcher.read_frame() else {
+        panic!("no MONITOR line")
+    };
+    assert!(String::from_utf8_lossy(&line).ends_with("\"QUIT\""));
+}

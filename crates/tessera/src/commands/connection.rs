@@ -539,6 +539,7 @@ fn quit(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 fn reset(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    super::server::stop_monitoring(ctx.srv, ctx.client);
     super::multi::discard_transaction(ctx.srv, ctx.client);
     super::pubsub::unsubscribe_all(ctx.srv, ctx.client);
     crate::server::tracking::disable(ctx.srv, ctx.client);

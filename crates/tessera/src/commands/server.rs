@@ -1869,23 +1869,38 @@ fn latency_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 
 /// Registers the feed before replying, so every command run after the
 /// client sees `+OK` reaches it.
+/// A second MONITOR is ignored without a reply, as Redis ignores it.
 fn monitor(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    if ctx.client.monitor_rx.is_none() {
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
-        let mut mons = ctx.srv.monitors.lock();
-        mons.push(crate::server::state::MonitorFeed {
-            id: ctx.client.id,
-            tx,
-            info: ctx.client.info.clone(),
-        });
-        ctx.srv.monitor_count.store(mons.len(), Relaxed);
-        drop(mons);
-        ctx.client.info.is_monitor.store(true, Relaxed);
-        ctx.client.monitor_rx = Some(rx);
+    if ctx.client.monitoring {
+        return Ok(());
     }
-    ctx.client.become_monitor = true;
+    let mut mons = ctx.srv.monitors.lock();
+    mons.push(crate::server::state::MonitorFeed {
+        id: ctx.client.id,
+        info: ctx.client.info.clone(),
+    });
+    ctx.srv.monitor_count.store(mons.len(), Relaxed);
+    drop(mons);
+    ctx.client.info.is_monitor.store(true, Relaxed);
+    ctx.client.monitoring = true;
     ctx.out.ok();
     Ok(())
+}
+
+/// Ends MONITOR mode (RESET).
+pub fn stop_monitoring(
+    srv: &crate::server::state::ServerState,
+    client: &mut crate::server::client::Client,
+) {
+    if !client.monitoring {
+        return;
+    }
+    let mut mons = srv.monitors.lock();
+    mons.retain(|m| m.id != client.id);
+    srv.monitor_count.store(mons.len(), Relaxed);
+    drop(mons);
+    client.monitoring = false;
+    client.info.is_monitor.store(false, Relaxed);
 }
 
 fn memory_usage(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {

@@ -51,7 +51,8 @@ pub struct Client {
     pub info: Arc<ClientInfo>,
     pub worker: Arc<WorkerStats>,
     /// Set by MONITOR: the task turns into a monitor feed after the reply.
-    pub become_monitor: bool,
+    /// After MONITOR (until RESET): command lines arrive in the outbox.
+    pub monitoring: bool,
     /// Set by a blocking command that found nothing to serve: the task
     /// waits as described, then re-runs the command.
     pub block: Option<super::blocking::BlockRequest>,
@@ -59,7 +60,6 @@ pub struct Client {
     /// log (bit i = argument i), set by handlers of AUTH and friends.
     pub redacted: u64,
     /// The MONITOR feed, registered by the MONITOR command itself.
-    pub monitor_rx: Option<tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>>,
     /// Pub/sub subscriptions.
     pub subs: super::pubsub::Subscriptions,
     /// MULTI state: the queued commands, WATCHed keys.
@@ -72,7 +72,7 @@ impl Client {
     /// Whether other clients may send this one messages (it must then
     /// watch its outbox as well as its socket).
     pub fn receives_pushes(&self) -> bool {
-        !self.subs.is_empty() || self.tracking.on
+        !self.subs.is_empty() || self.tracking.on || self.monitoring
     }
 
     /// RESP2 subscribed mode: only (un)subscribe, PING, QUIT, RESET.

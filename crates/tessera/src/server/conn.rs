@@ -52,10 +52,9 @@ pub async fn serve(srv: Arc<ServerState>, worker: Arc<WorkerStats>, stream: TcpS
         rerunning: false,
         info: info.clone(),
         worker,
-        become_monitor: false,
+        monitoring: false,
         block: None,
         redacted: 0,
-        monitor_rx: None,
         subs: Default::default(),
         multi: crate::commands::multi::TxState {
             watch_flag: info.dirty_cas.clone(),
@@ -72,13 +71,9 @@ pub async fn serve(srv: Arc<ServerState>, worker: Arc<WorkerStats>, stream: TcpS
         out: ReplyBuf::new(Protocol::Resp2),
     }));
     let mut stream = stream;
-    let result = run(&srv, &mut state, &mut stream, &registration.slot).await;
+    // An I/O error ends the connection as EOF does.
+    let _ = run(&srv, &mut state, &mut stream, &registration.slot).await;
     drop(registration);
-    if let Some(st) = state.as_deref_mut() {
-        if st.client.become_monitor && result.is_ok() {
-            monitor_feed(&mut st.client, &mut stream).await;
-        }
-    }
     info.mark_closed();
     if let Some(st) = state.as_deref_mut() {
         crate::commands::pubsub::unsubscribe_all(&srv, &mut st.client);
@@ -123,7 +118,7 @@ async fn run(
             return Ok(());
         }
         flush_within_limits(srv, client, out, stream).await?;
-        if client.close_after_reply || client.become_monitor {
+        if client.close_after_reply {
             return Ok(());
         }
         info.resp.store(if out.resp3() { 3 } else { 2 }, Relaxed);
@@ -144,10 +139,10 @@ async fn run(
         if rbuf.capacity() - rbuf.len() < target {
             rbuf.reserve(target);
         }
-        // Subscribers time out only as Redis's do: never (tracking clients
-        // do time out).
+        // Subscribers and monitors time out only as Redis's do: never
+        // (tracking clients do time out).
         let pushes = client.receives_pushes();
-        let idle = if client.subs.is_empty() {
+        let idle = if client.subs.is_empty() && !client.monitoring {
             srv.config.timeout_secs()
         } else {
             0
@@ -303,7 +298,7 @@ async fn process_buffer(
     let normal_limit = srv
         .config
         .client_output_buffer_limit(crate::config::ClientClass::Normal);
-    while pos < rbuf.len() && !client.close_after_reply && !client.become_monitor {
+    while pos < rbuf.len() && !client.close_after_reply {
         let Some((kind, consumed)) = next_request(parser, &rbuf[pos..], &limits, client, out)
         else {
             break;
@@ -549,6 +544,10 @@ async fn read_more(stream: &mut TcpStream, rbuf: &mut BytesMut) -> std::io::Resu
 /// the pause (unknown, wrong arity, not authenticated) is answered at once.
 pub fn pause_applies(srv: &ServerState, client: &Client, args: &[&[u8]]) -> bool {
     use crate::commands::flags::NO_AUTH;
+    // Monitors, being replicas to Redis, are never paused.
+    if client.monitoring {
+        return false;
+    }
     let Some(name) = args.first() else {
         return false;
     };
@@ -592,39 +591,5 @@ async fn wait_if_paused(srv: &ServerState) {
             srv.pause.unpaused.notified(),
         )
         .await;
-    }
-}
-
-/// After MONITOR: forward every command line other clients run.
-async fn monitor_feed(client: &mut Client, stream: &mut TcpStream) {
-    let Some(mut rx) = client.monitor_rx.take() else {
-        return;
-    };
-    let mut scratch = [0u8; 1024];
-    loop {
-        tokio::select! {
-            line = rx.recv() => match line {
-                Some(l) => {
-                    let written = stream.write_all(&l).await;
-                    client.worker.writes_processed.add(1);
-                    client.info.omem.fetch_sub(l.len(), Relaxed);
-                    if written.is_err() {
-                        return;
-                    }
-                }
-                None => return,
-            },
-            r = stream.read(&mut scratch) => match r {
-                // A monitor may only QUIT or drop; anything else is ignored
-                // (Redis also discards input from monitors).
-                Ok(0) | Err(_) => return,
-                Ok(_) => client.worker.reads_processed.add(1),
-            },
-            _ = client.info.wake.notified() => {
-                if client.info.killed.load(Relaxed) {
-                    return;
-                }
-            }
-        }
     }
 }

@@ -65,6 +65,21 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
         return;
     }
 
+    // A monitor is a replica to Redis: commands that read or write keys are
+    // refused.
+    if client.monitoring && cmd.has(flags::READONLY | flags::WRITE | flags::MAY_REPLICATE) {
+        stats.rejected.add(1);
+        reject(
+            srv,
+            client,
+            out,
+            &CmdError::msg("ERR Replica can't interact with the keyspace"),
+            false,
+        );
+        finish_reply_mode(client, out, mark);
+        return;
+    }
+
     if client.multi.active && cmd.has(flags::NO_MULTI) {
         stats.rejected.add(1);
         reject(
@@ -561,15 +576,28 @@ fn feed_monitors(srv: &ServerState, client: &Client, args: &[&[u8]]) {
         .hard_bytes as usize;
     let mut mons = srv.monitors.lock();
     mons.retain(|m| {
-        let queued = m.info.omem.load(Relaxed);
-        if limit > 0 && queued + line.len() > limit {
-            // A monitor that does not read is disconnected rather than
-            // allowed to grow without bound, as Redis does.
-            m.info.kill();
+        if m.info.killed.load(Relaxed) {
             return false;
         }
-        m.info.omem.fetch_add(line.len(), Relaxed);
-        m.tx.send(line.clone()).is_ok()
+        // A client closing after this reply (QUIT) gets nothing more.
+        if m.id == client.id && client.close_after_reply {
+            return true;
+        }
+        let size = {
+            let mut outbox = m.info.outbox.lock();
+            if limit > 0 && outbox.len() + line.len() > limit {
+                drop(outbox);
+                // A monitor that does not read is disconnected rather than
+                // allowed to grow without bound, as Redis does.
+                m.info.kill();
+                return false;
+            }
+            outbox.extend_from_slice(&line);
+            outbox.len()
+        };
+        m.info.omem.store(size, Relaxed);
+        m.info.wake.notify_one();
+        true
     });
     srv.monitor_count.store(mons.len(), Relaxed);
 }

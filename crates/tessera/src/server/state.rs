@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use parking_lot::Mutex;
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::Notify;
 
 use super::client::ClientRegistry;
 use super::stats::WorkerStats;
@@ -29,12 +29,12 @@ pub fn unix_us() -> i64 {
         .unwrap_or(0)
 }
 
-/// A MONITOR client's queue. Lines are queued by whichever worker runs the
-/// command; the monitor's own task writes them out. `queued` bounds the
-/// backlog of a monitor that does not read (replica-class output limit).
+/// A MONITOR client. Lines go to its outbox (as pub/sub messages do),
+/// appended by whichever worker runs the command; the monitor's own task
+/// writes them out between its own replies. The replica-class output limit
+/// bounds the backlog of a monitor that does not read.
 pub struct MonitorFeed {
     pub id: u64,
-    pub tx: mpsc::UnboundedSender<Vec<u8>>,
     pub info: Arc<super::client::ClientInfo>,
 }
 
