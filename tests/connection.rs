@@ -972,3 +972,42 @@ fn client_reply_off_and_skip_cover_blocked_commands() {
     c.send(&["BLPOP", "nothing", "0.05"]);
     assert_eq!(c.call(&["PING"]), simple("PONG"));
 }
+
+/// INFO clients: a blocked client with a timeout is in the timeout table,
+/// and a client held by CLIENT PAUSE counts as blocked, as in Redis.
+#[test]
+fn info_clients_counts_timeouts_and_paused_clients() {
+    let s = TestServer::start();
+    let mut admin = s.raw();
+    let mut waiter = s.raw();
+    let mut held = s.raw();
+    let info = |admin: &mut RawClient| match admin.call(&["INFO", "clients"]) {
+        Frame::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
+        f => panic!("INFO answered {f:?}"),
+    };
+    waiter.send(&["BLPOP", "q", "100"]);
+    assert!(wait_until(Duration::from_secs(20), || {
+        let i = info(&mut admin);
+        i.contains("blocked_clients:1\r\n") && i.contains("clients_in_timeout_table:1\r\n")
+    }));
+    assert_eq!(
+        admin.call(&["CLIENT", "PAUSE", "60000", "WRITE"]),
+        simple("OK")
+    );
+    held.send(&["SET", "k", "v"]);
+    assert!(wait_until(Duration::from_secs(20), || {
+        info(&mut admin).contains("blocked_clients:2\r\n")
+    }));
+    assert_eq!(admin.call(&["CLIENT", "UNPAUSE"]), simple("OK"));
+    assert_eq!(held.read_frame(), simple("OK"));
+    admin.call(&["RPUSH", "q", "x"]);
+    assert_eq!(
+        waiter.read_frame(),
+        Frame::Array(vec![bulk("q"), bulk("x")])
+    );
+    let i = info(&mut admin);
+    assert!(
+        i.contains("blocked_clients:0\r\n") && i.contains("clients_in_timeout_table:0\r\n"),
+        "{i}"
+    );
+}

@@ -580,11 +580,12 @@ fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
             });
             let _ = write!(
                 t,
-                "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:{max_in}\r\nclient_recent_max_output_buffer:{max_out}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\nclients_in_timeout_table:0\r\n",
+                "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:{max_in}\r\nclient_recent_max_output_buffer:{max_out}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\nclients_in_timeout_table:{}\r\n",
                 srv.clients.connected(),
                 cfg.maxclients(),
-                srv.blocking.blocked_clients(),
+                srv.blocking.reported_blocked(),
                 srv.tracking.tracking_clients(),
+                srv.blocking.with_deadline.load(Relaxed),
             );
         }
         "memory" => {

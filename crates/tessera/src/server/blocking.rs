@@ -124,6 +124,11 @@ pub struct BlockingRegistry {
     /// Number of blocked clients: writers check this first, so signalling
     /// costs one shared read while nobody is blocked.
     blocked: AtomicUsize,
+    /// Blocked clients with a deadline (INFO's clients_in_timeout_table).
+    pub with_deadline: AtomicUsize,
+    /// Clients held by CLIENT PAUSE, which INFO counts as blocked, as Redis
+    /// does.
+    pub paused: AtomicUsize,
     queues: Mutex<Queues>,
     by_client: Mutex<HashMap<u64, Arc<Waiter>>>,
 }
@@ -131,6 +136,11 @@ pub struct BlockingRegistry {
 impl BlockingRegistry {
     pub fn blocked_clients(&self) -> usize {
         self.blocked.load(Relaxed)
+    }
+
+    /// What INFO reports as blocked_clients: blocked and paused clients.
+    pub fn reported_blocked(&self) -> usize {
+        self.blocked.load(Relaxed) + self.paused.load(Relaxed)
     }
 
     pub fn register(&self, db: usize, keys: &[Key], waiter: &Arc<Waiter>) {

@@ -306,7 +306,7 @@ async fn process_buffer(
         let args = request_args(kind, parser, &rbuf[pos..]);
         if !args.is_empty() {
             if srv.pause.until_ms.load(Relaxed) != 0 && pause_applies(srv, client, &args) {
-                wait_if_paused(srv).await;
+                wait_if_paused(srv, &client.info).await;
             }
             if client.receives_pushes() {
                 // Messages published before this command was read go
@@ -401,6 +401,10 @@ async fn wait_blocked(
     let waiter = Waiter::new(client.id);
     let registry = &srv.blocking;
     let reply_from = out.buf.len();
+    let in_timeout_table = request.deadline.is_some();
+    if in_timeout_table {
+        registry.with_deadline.fetch_add(1, Relaxed);
+    }
     registry.register(request.db, &request.keys, &waiter);
     client.info.blocked.store(true, Relaxed);
     // A push may have landed between the handler's check and registering.
@@ -486,6 +490,9 @@ async fn wait_blocked(
         }
     };
     registry.unregister(request.db, &request.keys, &waiter);
+    if in_timeout_table {
+        registry.with_deadline.fetch_sub(1, Relaxed);
+    }
     client.info.blocked.store(false, Relaxed);
     // Let the next client in line look at what is left.
     for k in &request.keys {
@@ -576,7 +583,16 @@ fn held_by_write_pause(cmd: &crate::commands::CommandSpec) -> bool {
 }
 
 /// Holds a client while CLIENT PAUSE is in effect.
-async fn wait_if_paused(srv: &ServerState) {
+async fn wait_if_paused(srv: &ServerState, info: &ClientInfo) {
+    // Held, the client counts and shows as blocked, as in Redis.
+    srv.blocking.paused.fetch_add(1, Relaxed);
+    info.blocked.store(true, Relaxed);
+    wait_out_pause(srv).await;
+    info.blocked.store(false, Relaxed);
+    srv.blocking.paused.fetch_sub(1, Relaxed);
+}
+
+async fn wait_out_pause(srv: &ServerState) {
     loop {
         let until = srv.pause.until_ms.load(Relaxed);
         if until == 0 {
