@@ -369,3 +369,14 @@ fn stream_group_changes_do_not_fail_watch() {
         );
     }
 }
+
+/// Subcommands named like transaction commands (SLOWLOG RESET) are queued
+/// inside MULTI like any other command.
+#[test]
+fn subcommands_named_reset_are_queued() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    c.call(&["MULTI"]);
+    assert_eq!(c.call(&["SLOWLOG", "RESET"]), simple("QUEUED"));
+    assert_eq!(c.call(&["EXEC"]), Frame::Array(vec![simple("OK")]));
+}

@@ -712,9 +712,15 @@ fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         for a in &args[3..] {
             ids.push(int(a).map_err(|_| CmdError::msg("ERR Invalid client ID"))?);
         }
-        let clients = ctx.srv.clients.snapshot();
+        let clients: std::collections::HashMap<i64, std::sync::Arc<ClientInfo>> = ctx
+            .srv
+            .clients
+            .snapshot()
+            .into_iter()
+            .map(|c| (c.id as i64, c))
+            .collect();
         for id in ids {
-            if let Some(c) = clients.iter().find(|c| c.id as i64 == id) {
+            if let Some(c) = clients.get(&id) {
                 text.push_str(&c.describe(now));
                 text.push('\n');
             }

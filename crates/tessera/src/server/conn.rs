@@ -305,7 +305,7 @@ async fn process_buffer(
         };
         let args = request_args(kind, parser, &rbuf[pos..]);
         if !args.is_empty() {
-            if srv.pause.until_ms.load(Relaxed) != 0 && pause_applies(srv, client, &args) {
+            if pause_in_effect(srv) && pause_applies(srv, client, &args) {
                 wait_if_paused(srv, &client.info).await;
             }
             if client.receives_pushes() {
@@ -542,6 +542,25 @@ async fn read_more(stream: &mut TcpStream, rbuf: &mut BytesMut) -> std::io::Resu
         rbuf.reserve(MIN_SPARE);
     }
     stream.read_buf(rbuf).await
+}
+
+/// Whether a CLIENT PAUSE is running. One that has run out is cleared here,
+/// so that later commands skip the pause checks again (one relaxed load).
+#[inline]
+pub fn pause_in_effect(srv: &ServerState) -> bool {
+    let until = srv.pause.until_ms.load(Relaxed);
+    if until == 0 {
+        return false;
+    }
+    if unix_ms() >= until {
+        // (A newer pause set meanwhile changed the value and stays.)
+        let _ = srv
+            .pause
+            .until_ms
+            .compare_exchange(until, 0, Relaxed, Relaxed);
+        return false;
+    }
+    true
 }
 
 /// Whether CLIENT PAUSE holds this command: in ALL mode every command, in

@@ -41,6 +41,9 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
     };
     client.info.last_cmd.store(id, Relaxed);
     let stats = &client.worker.commands[id];
+    // Name checks below are about top-level commands: a subcommand's spec
+    // carries its own short name (SLOWLOG RESET's is "reset").
+    let top_level = name.eq_ignore_ascii_case(cmd.name.as_bytes());
 
     if !client.authenticated && !cmd.has(flags::NO_AUTH) && srv.config.requirepass().is_some() {
         stats.rejected.add(1);
@@ -103,7 +106,8 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
         // RESET may be queued then (a queue would grow without bound).
         let refused_when_full = cmd.has(flags::DENYOOM)
             || (cmd.name == "exec" && client.multi.active && client.multi.queued_denyoom)
-            || (client.multi.active && !matches!(cmd.name, "exec" | "discard" | "quit" | "reset"));
+            || (client.multi.active
+                && !(top_level && matches!(cmd.name, "exec" | "discard" | "quit" | "reset")));
         if !fits && refused_when_full {
             stats.rejected.add(1);
             deliver_events(srv, client, out, mark);
@@ -129,7 +133,7 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
         return;
     }
 
-    if client.in_resp2_pubsub_mode(out.resp3()) && !allowed_in_pubsub_mode(cmd) {
+    if client.in_resp2_pubsub_mode(out.resp3()) && !(top_level && allowed_in_pubsub_mode(cmd)) {
         stats.rejected.add(1);
         let msg = format!(
             "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
@@ -140,7 +144,7 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
         return;
     }
 
-    if client.multi.active && !runs_inside_multi(cmd) {
+    if client.multi.active && !(top_level && runs_inside_multi(cmd)) {
         commands::multi::queue(client, out, args);
         finish_reply_mode(client, out, mark);
         return;

@@ -28,7 +28,8 @@ use tessera_resp::request::{Limits, RequestParser};
 
 use super::client::Client;
 use super::conn::{
-    drop_if_over_hard_limit, next_request, pause_applies, request_args, take_outbox,
+    drop_if_over_hard_limit, next_request, pause_applies, pause_in_effect, request_args,
+    take_outbox,
 };
 use super::dispatch;
 use super::state::ServerState;
@@ -293,7 +294,7 @@ fn run_while_busy(srv: &ServerState, state: &mut ConnState) {
         };
         let args = request_args(kind, parser, &rbuf[pos..]);
         if !args.is_empty() {
-            if srv.pause.until_ms.load(Relaxed) != 0 && pause_applies(srv, client, &args) {
+            if pause_in_effect(srv) && pause_applies(srv, client, &args) {
                 // Parsed again, from the same bytes, by the task.
                 break;
             }

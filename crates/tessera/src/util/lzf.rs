@@ -54,8 +54,8 @@ pub fn compress(input: &[u8], out_limit: usize) -> Option<Vec<u8>> {
     if n == 0 || out_limit == 0 {
         return None;
     }
-    // Positions + 1, 0 meaning empty (position 0 is never a match source,
-    // as in liblzf, which requires the reference to lie after the start).
+    // Positions, 0 doubling as "empty": position 0 is never a match source
+    // anyway (liblzf requires the reference to lie after the start).
     let mut table = vec![0u32; HASH_SIZE];
     let mut out = vec![0u8; out_limit];
     // `lit_at` is where the current literal run's length byte goes; `op`
