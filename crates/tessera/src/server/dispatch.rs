@@ -45,101 +45,13 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
     // carries its own short name (SLOWLOG RESET's is "reset").
     let top_level = name.eq_ignore_ascii_case(cmd.name.as_bytes());
 
-    if !client.authenticated && !cmd.has(flags::NO_AUTH) && srv.config.requirepass().is_some() {
+    if let Some(e) = refusal(srv, client, id, cmd, args, top_level, out.resp3()) {
         stats.rejected.add(1);
-        reject(srv, client, out, &CmdError::NoAuth, cmd.name == "exec");
-        finish_reply_mode(client, out, mark);
-        return;
-    }
-
-    if cmd.has(flags::PROTECTED)
-        && !srv
-            .config
-            .debug_command_allowed(client.info.addr.ip().is_loopback())
-    {
-        stats.rejected.add(1);
-        let msg = format!(
-            "ERR {} command not allowed. If the enable-{}-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.",
-            cmd.name.to_ascii_uppercase(),
-            cmd.name
-        );
-        reject(srv, client, out, &CmdError::msg(msg), cmd.name == "exec");
-        finish_reply_mode(client, out, mark);
-        return;
-    }
-
-    // A monitor is a replica to Redis: commands that read or write keys are
-    // refused.
-    if client.monitoring && cmd.has(flags::READONLY | flags::WRITE | flags::MAY_REPLICATE) {
-        stats.rejected.add(1);
-        reject(
-            srv,
-            client,
-            out,
-            &CmdError::msg("ERR Replica can't interact with the keyspace"),
-            false,
-        );
-        finish_reply_mode(client, out, mark);
-        return;
-    }
-
-    if client.multi.active && cmd.has(flags::NO_MULTI) {
-        stats.rejected.add(1);
-        reject(
-            srv,
-            client,
-            out,
-            &CmdError::msg("ERR Command not allowed inside a transaction"),
-            false,
-        );
-        finish_reply_mode(client, out, mark);
-        return;
-    }
-
-    // (Eviction would wait for the shards a busy script on this thread holds.)
-    // (A woken blocked command is served as Redis serves it, without the
-    // checks made when it first ran.)
-    if srv.config.maxmemory() > 0 && !super::parked::pumping() && !client.rerunning {
-        let fits = super::evict::ensure_memory(srv, client);
-        // As Redis: an EXEC whose queue holds a command refused when out of
-        // memory is refused too, and nothing but EXEC, DISCARD, QUIT and
-        // RESET may be queued then (a queue would grow without bound).
-        let refused_when_full = cmd.has(flags::DENYOOM)
-            || (cmd.name == "exec" && client.multi.active && client.multi.queued_denyoom)
-            || (client.multi.active
-                && !(top_level && matches!(cmd.name, "exec" | "discard" | "quit" | "reset")));
-        if !fits && refused_when_full {
-            stats.rejected.add(1);
+        if matches!(e, CmdError::Oom) {
+            // (What the eviction attempt queued goes out first.)
             deliver_events(srv, client, out, mark);
-            reject(srv, client, out, &CmdError::Oom, cmd.name == "exec");
-            finish_reply_mode(client, out, mark);
-            return;
         }
-    }
-
-    if srv.keyspace.busy.load(Relaxed)
-        && !cmd.has(flags::ALLOW_BUSY)
-        && !is_shutdown_nosave(cmd, args)
-    {
-        stats.rejected.add(1);
-        reject(
-            srv,
-            client,
-            out,
-            &commands::scripting::busy_error(srv),
-            cmd.name == "exec",
-        );
-        finish_reply_mode(client, out, mark);
-        return;
-    }
-
-    if client.in_resp2_pubsub_mode(out.resp3()) && !(top_level && allowed_in_pubsub_mode(cmd)) {
-        stats.rejected.add(1);
-        let msg = format!(
-            "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
-            commands::by_id(id).map_or(cmd.name, |(n, _)| n)
-        );
-        reject(srv, client, out, &CmdError::msg(msg), cmd.name == "exec");
+        reject(srv, client, out, &e, top_level && cmd.name == "exec");
         finish_reply_mode(client, out, mark);
         return;
     }
@@ -166,6 +78,79 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
         signal_ready_keys(srv);
     }
     finish_reply_mode(client, out, mark);
+}
+
+/// Why Redis would refuse a resolved command before running (or queueing)
+/// it, checked in order; None when it may go ahead. Out of memory, it first
+/// tries to evict.
+fn refusal(
+    srv: &ServerState,
+    client: &Client,
+    id: usize,
+    cmd: &CommandSpec,
+    args: &[&[u8]],
+    top_level: bool,
+    resp3: bool,
+) -> Option<CmdError> {
+    if !client.authenticated && !cmd.has(flags::NO_AUTH) && srv.config.requirepass().is_some() {
+        return Some(CmdError::NoAuth);
+    }
+    if cmd.has(flags::PROTECTED)
+        && !srv
+            .config
+            .debug_command_allowed(client.info.addr.ip().is_loopback())
+    {
+        return Some(CmdError::msg(format!(
+            "ERR {} command not allowed. If the enable-{}-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.",
+            cmd.name.to_ascii_uppercase(),
+            cmd.name
+        )));
+    }
+    // A monitor is a replica to Redis: commands that read or write keys are
+    // refused.
+    if client.monitoring && cmd.has(flags::READONLY | flags::WRITE | flags::MAY_REPLICATE) {
+        return Some(CmdError::msg(
+            "ERR Replica can't interact with the keyspace",
+        ));
+    }
+    if client.multi.active && cmd.has(flags::NO_MULTI) {
+        return Some(CmdError::msg(
+            "ERR Command not allowed inside a transaction",
+        ));
+    }
+    // (Eviction would wait for the shards a busy script on this thread
+    // holds. A woken blocked command is served as Redis serves it, without
+    // the checks made when it first ran.)
+    if srv.config.maxmemory() > 0 && !super::parked::pumping() && !client.rerunning {
+        let fits = super::evict::ensure_memory(srv, client);
+        // As Redis: an EXEC whose queue holds a command refused when out of
+        // memory is refused too, and nothing but EXEC, DISCARD, QUIT and
+        // RESET may be queued then (a queue would grow without bound).
+        let transaction_control =
+            top_level && matches!(cmd.name, "exec" | "discard" | "quit" | "reset");
+        let refused_when_full = cmd.has(flags::DENYOOM)
+            || (client.multi.active && !transaction_control)
+            || (top_level
+                && cmd.name == "exec"
+                && client.multi.active
+                && client.multi.queued_denyoom);
+        if !fits && refused_when_full {
+            return Some(CmdError::Oom);
+        }
+    }
+    if srv.keyspace.busy.load(Relaxed)
+        && !cmd.has(flags::ALLOW_BUSY)
+        && !is_shutdown_nosave(cmd, args)
+    {
+        return Some(commands::scripting::busy_error(srv));
+    }
+    if client.in_resp2_pubsub_mode(resp3) && !(top_level && allowed_in_pubsub_mode(cmd)) {
+        return Some(CmdError::msg(format!(
+            "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+            commands::by_id(id).map_or(cmd.name, |(n, _)| n)
+        )));
+    }
+    None
 }
 
 /// Wakes clients blocked on keys the command (or EXEC, or script) filled.

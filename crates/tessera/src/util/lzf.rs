@@ -118,15 +118,8 @@ pub fn compress(input: &[u8], out_limit: usize) -> Option<Vec<u8>> {
             if op >= out_limit {
                 return None;
             }
-            lit += 1;
-            out[op] = input[ip];
-            op += 1;
+            push_literal(&mut out, &mut op, &mut lit, input[ip]);
             ip += 1;
-            if lit == MAX_LITERALS {
-                out[op - lit - 1] = (lit - 1) as u8;
-                lit = 0;
-                op += 1;
-            }
         }
     }
     // At most three bytes remain.
@@ -134,20 +127,28 @@ pub fn compress(input: &[u8], out_limit: usize) -> Option<Vec<u8>> {
         return None;
     }
     while ip < n {
-        lit += 1;
-        out[op] = input[ip];
-        op += 1;
+        push_literal(&mut out, &mut op, &mut lit, input[ip]);
         ip += 1;
-        if lit == MAX_LITERALS {
-            out[op - lit - 1] = (lit - 1) as u8;
-            lit = 0;
-            op += 1;
-        }
     }
     out[op - lit - 1] = (lit as u8).wrapping_sub(1);
     op -= usize::from(lit == 0);
     out.truncate(op);
     Some(out)
+}
+
+/// Appends one literal byte to the current run, closing the run (its
+/// length byte written before it) when it reaches the longest allowed and
+/// opening the next.
+#[inline]
+fn push_literal(out: &mut [u8], op: &mut usize, lit: &mut usize, byte: u8) {
+    *lit += 1;
+    out[*op] = byte;
+    *op += 1;
+    if *lit == MAX_LITERALS {
+        out[*op - *lit - 1] = (*lit - 1) as u8;
+        *lit = 0;
+        *op += 1;
+    }
 }
 
 /// Decompresses `src` into exactly `out_len` bytes, or `None` if it is
