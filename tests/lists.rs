@@ -1082,3 +1082,63 @@ fn blocked_commands_count_once() {
     let info = String::from_utf8_lossy(&info).into_owned();
     assert!(info.contains("cmdstat_blpop:calls=3,"), "{info}");
 }
+
+/// Redis serves blocked clients right after the command that fed their keys, before the
+/// feeding client's next command: commands pipelined behind a push see the list after the
+/// waiters took their share, whichever threads the clients are on.
+#[test]
+fn waiters_are_served_before_the_pushers_next_command() {
+    let s = threaded_server();
+    let mut admin = s.raw();
+    let mut first = block(&s, &mut admin, &["BLPOP", "k", "0"]);
+    let mut second = block(&s, &mut admin, &["BRPOP", "k", "0"]);
+    let mut pusher = s.raw();
+    let replies = pusher.pipeline(&[
+        vec!["RPUSH", "k", "a", "b", "c"],
+        vec!["LRANGE", "k", "0", "-1"],
+        vec!["LPOP", "k"],
+        vec!["LPOP", "k"],
+    ]);
+    assert_eq!(
+        replies,
+        vec![Frame::Integer(3), bulks(&["b"]), bulk("b"), Frame::NullBulk]
+    );
+    assert_eq!(first.read_frame(), bulks(&["k", "a"]));
+    assert_eq!(second.read_frame(), bulks(&["k", "c"]));
+
+    // A chain: the element moves through BLMOVE's destination to the next waiter before
+    // the pusher's LRANGE runs.
+    let mut mover = block(
+        &s,
+        &mut admin,
+        &["BLMOVE", "src", "dst", "LEFT", "RIGHT", "0"],
+    );
+    let mut popper = block(&s, &mut admin, &["BLPOP", "dst", "0"]);
+    let replies = pusher.pipeline(&[
+        vec!["RPUSH", "src", "x", "y"],
+        vec!["LRANGE", "src", "0", "-1"],
+        vec!["LRANGE", "dst", "0", "-1"],
+    ]);
+    assert_eq!(
+        replies,
+        vec![Frame::Integer(2), bulks(&["y"]), Frame::Array(vec![])]
+    );
+    assert_eq!(mover.read_frame(), bulk("x"));
+    assert_eq!(popper.read_frame(), bulks(&["dst", "x"]));
+
+    // Sorted sets too; after EXEC, not inside it.
+    let mut zwaiter = block(&s, &mut admin, &["BZPOPMIN", "z", "0"]);
+    let replies = pusher.pipeline(&[
+        vec!["MULTI"],
+        vec!["ZADD", "z", "1", "m1", "2", "m2"],
+        vec!["ZCARD", "z"],
+        vec!["EXEC"],
+        vec!["ZRANGE", "z", "0", "-1"],
+    ]);
+    assert_eq!(
+        replies[3],
+        Frame::Array(vec![Frame::Integer(2), Frame::Integer(2)])
+    );
+    assert_eq!(replies[4], bulks(&["m2"]));
+    assert_eq!(zwaiter.read_frame(), bulks(&["z", "m1", "1"]));
+}

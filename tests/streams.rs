@@ -1705,3 +1705,49 @@ fn xread_block_in_scripts_and_huge_block() {
     };
     assert_eq!(reply.len(), 1);
 }
+
+/// A consumer blocked in XREADGROUP takes the entry before the adding client's next command
+/// runs, as Redis serves blocked clients right after the command that fed them.
+#[test]
+fn blocked_group_reader_is_served_before_the_adders_next_command() {
+    let s = threaded_server();
+    let mut admin = s.raw();
+    admin.call(&["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
+    let mut reader = block(
+        &s,
+        &mut admin,
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "c",
+            "BLOCK",
+            "0",
+            "STREAMS",
+            "s",
+            ">",
+        ],
+    );
+    let mut adder = s.raw();
+    let replies = adder.pipeline(&[
+        vec!["XADD", "s", "1-1", "f", "v"],
+        vec!["XPENDING", "s", "g"],
+    ]);
+    assert_eq!(replies[0], bulk("1-1"));
+    assert_eq!(
+        replies[1],
+        Frame::Array(vec![
+            Frame::Integer(1),
+            bulk("1-1"),
+            bulk("1-1"),
+            Frame::Array(vec![Frame::Array(vec![bulk("c"), bulk("1")])]),
+        ])
+    );
+    assert_eq!(
+        reader.read_frame(),
+        Frame::Array(vec![Frame::Array(vec![
+            bulk("s"),
+            Frame::Array(vec![Frame::Array(vec![bulk("1-1"), bulks(&["f", "v"])])]),
+        ])])
+    );
+}

@@ -10,14 +10,27 @@
 //! queues and signals its keys again, so the next client in line is served
 //! in turn — first come, first served across all threads.
 //!
+//! Redis serves blocked clients right after the command that fed their
+//! keys, before the feeding client's next command runs: a pipelined
+//! `RPUSH k v` + `LPOP k` leaves `v` to the client blocked on `k`. Here the
+//! woken clients run on their own tasks, so the wake-ups one command causes
+//! form a [`FeedBatch`]: each is a debt until the woken client has acted on
+//! it ([`BlockingRegistry::settle`]), and the feeding client waits for the
+//! batch to be paid ([`FeedBatch::wait`]) before its next command. Wake-ups
+//! a woken client causes while acting on its debt (the next in line, the
+//! destination of its BLMOVE) join the same batch before that debt is
+//! paid, so the wait covers the whole chain, as Redis's loop over ready
+//! keys does.
+//!
 //! [`Client::block`]: super::client::Client::block
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering::*};
 use std::sync::Arc;
 use std::time::Instant;
 
 use parking_lot::Mutex;
+use smallvec::SmallVec;
 use tessera_resp::encode::ReplyBuf;
 use tokio::sync::Notify;
 
@@ -45,6 +58,39 @@ pub struct BlockRequest {
     pub silent: bool,
 }
 
+/// The wake-ups caused by one command (and the chains they start), with
+/// a count of those not yet acted on.
+#[derive(Default)]
+pub struct FeedBatch {
+    unpaid: AtomicUsize,
+    paid: Notify,
+}
+
+impl FeedBatch {
+    /// Waits until every wake-up of the batch has been acted on.
+    pub async fn wait(&self) {
+        loop {
+            let paid = self.paid.notified();
+            tokio::pin!(paid);
+            // Registered before the check, so a payment in between is seen.
+            paid.as_mut().enable();
+            if self.unpaid.load(Acquire) == 0 {
+                return;
+            }
+            paid.await;
+        }
+    }
+
+    fn pay(&self) {
+        if self.unpaid.fetch_sub(1, AcqRel) == 1 {
+            self.paid.notify_waiters();
+        }
+    }
+}
+
+/// Wake-ups a waiter has not yet acted on: the key and the batch of each.
+pub type Debts = SmallVec<[(Key, Arc<FeedBatch>); 1]>;
+
 /// Why a waiter was woken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -69,6 +115,8 @@ pub struct Waiter {
     /// A stream it waits on was deleted or replaced and the key held no
     /// stream when the deleting command ended.
     stream_gone: AtomicBool,
+    /// Wake-ups it has not yet acted on (see the module comment).
+    debts: Mutex<Debts>,
 }
 
 impl Waiter {
@@ -79,6 +127,7 @@ impl Waiter {
             notify: Notify::new(),
             ready_key: Mutex::new(None),
             stream_gone: AtomicBool::new(false),
+            debts: Mutex::new(SmallVec::new()),
         })
     }
 
@@ -86,6 +135,31 @@ impl Waiter {
         // An unblock request wins over a readiness signal.
         let _ = self.reason.fetch_max(why as u8, Relaxed);
         self.notify.notify_one();
+    }
+
+    /// Wakes it because `key` may have data; with a batch, the wake-up is
+    /// a debt of that batch until acted on.
+    fn wake_ready(&self, key: &[u8], batch: Option<&Arc<FeedBatch>>) {
+        self.note_ready(key);
+        if let Some(batch) = batch {
+            let mut debts = self.debts.lock();
+            let owed = debts
+                .iter()
+                .any(|(k, b)| k.as_slice() == key && Arc::ptr_eq(b, batch));
+            if !owed {
+                batch.unpaid.fetch_add(1, AcqRel);
+                debts.push((Key::from_slice(key), batch.clone()));
+            }
+        }
+        self.wake(Wake::Ready);
+    }
+
+    /// The wake-ups it owes so far; pay them with [`BlockingRegistry::settle`]
+    /// once acted on. (Taken before the wake reason: a wake-up arriving in
+    /// between is then acted on once more than needed, never paid without
+    /// being acted on.)
+    pub fn take_debts(&self) -> Debts {
+        std::mem::take(&mut *self.debts.lock())
     }
 
     fn note_ready(&self, key: &[u8]) {
@@ -185,8 +259,26 @@ impl BlockingRegistry {
         }
         let q = self.queues.lock();
         if let Some(first) = q.get(&(db, Key::from_slice(key))).and_then(|q| q.front()) {
-            first.note_ready(key);
-            first.wake(Wake::Ready);
+            first.wake_ready(key, None);
+        }
+    }
+
+    /// [`Self::signal`], the wake-up counted in `batch` (created when the
+    /// first client is woken).
+    pub fn signal_in(&self, db: usize, key: &[u8], batch: &mut Option<Arc<FeedBatch>>) {
+        if self.blocked.load(Relaxed) == 0 {
+            return;
+        }
+        let q = self.queues.lock();
+        if let Some(first) = q.get(&(db, Key::from_slice(key))).and_then(|q| q.front()) {
+            first.wake_ready(key, Some(batch.get_or_insert_with(Default::default)));
+        }
+    }
+
+    /// Pays the wake-up debts taken with [`Waiter::take_debts`].
+    pub fn settle(&self, debts: Debts) {
+        for (_, batch) in debts {
+            batch.pay();
         }
     }
 
@@ -194,7 +286,7 @@ impl BlockingRegistry {
     /// knowing that (XREADGROUP readers then answer UNBLOCKED, as Redis
     /// answers them when it handles the deletion, whatever happens to the
     /// key before they run).
-    pub fn signal_stream_gone(&self, db: usize, key: &[u8]) {
+    pub fn signal_stream_gone(&self, db: usize, key: &[u8], batch: &mut Option<Arc<FeedBatch>>) {
         if self.blocked.load(Relaxed) == 0 {
             return;
         }
@@ -202,8 +294,7 @@ impl BlockingRegistry {
         if let Some(queue) = q.get(&(db, Key::from_slice(key))) {
             for w in queue {
                 w.stream_gone.store(true, Relaxed);
-                w.note_ready(key);
-                w.wake(Wake::Ready);
+                w.wake_ready(key, Some(batch.get_or_insert_with(Default::default)));
             }
         }
     }
@@ -225,7 +316,14 @@ impl BlockingRegistry {
     /// on each of `keys` (a woken client that found nothing for itself
     /// calls this, so that the next in line looks too: stream readers of
     /// one key may want different entries).
-    pub fn signal_next(&self, db: usize, keys: &[Key], waiter: &Arc<Waiter>, ready: Option<&[u8]>) {
+    pub fn signal_next(
+        &self,
+        db: usize,
+        keys: &[Key],
+        waiter: &Arc<Waiter>,
+        ready: Option<&[u8]>,
+        batch: Option<&Arc<FeedBatch>>,
+    ) {
         let q = self.queues.lock();
         for k in keys {
             if ready.is_some_and(|r| r != k.as_slice()) {
@@ -236,8 +334,7 @@ impl BlockingRegistry {
             };
             if let Some(pos) = queue.iter().position(|w| Arc::ptr_eq(w, waiter)) {
                 if let Some(next) = queue.get(pos + 1) {
-                    next.note_ready(k);
-                    next.wake(Wake::Ready);
+                    next.wake_ready(k, batch);
                 }
             }
         }
@@ -294,5 +391,29 @@ mod tests {
         reg.unregister(0, std::slice::from_ref(&k), &b);
         assert_eq!(reg.blocked_clients(), 0);
         assert!(!reg.unblock(2, false));
+    }
+
+    #[test]
+    fn a_feed_batch_is_paid_when_the_woken_clients_settle() {
+        let reg = BlockingRegistry::default();
+        let (a, b) = (Waiter::new(1), Waiter::new(2));
+        let (k, j) = (Key::from_slice(b"k"), Key::from_slice(b"j"));
+        reg.register(0, std::slice::from_ref(&k), &a);
+        reg.register(0, std::slice::from_ref(&j), &b);
+        let mut batch = None;
+        reg.signal_in(0, b"k", &mut batch);
+        // The same key again is the same debt.
+        reg.signal_in(0, b"k", &mut batch);
+        reg.signal_in(0, b"j", &mut batch);
+        reg.signal_in(0, b"nobody-waits", &mut batch);
+        let batch = batch.expect("waiters were woken");
+        assert_eq!(batch.unpaid.load(Relaxed), 2);
+        reg.settle(a.take_debts());
+        assert_eq!(batch.unpaid.load(Relaxed), 1);
+        // Untracked wake-ups owe nothing.
+        reg.signal(0, b"j");
+        reg.settle(b.take_debts());
+        assert_eq!(batch.unpaid.load(Relaxed), 0);
+        assert!(b.take_debts().is_empty());
     }
 }

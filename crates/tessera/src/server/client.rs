@@ -56,6 +56,12 @@ pub struct Client {
     /// Set by a blocking command that found nothing to serve: the task
     /// waits as described, then re-runs the command.
     pub block: Option<super::blocking::BlockRequest>,
+    /// The blocked clients the last command woke: they are served before
+    /// this client's next command runs, as in Redis (see `server::blocking`).
+    pub fed: Option<Arc<super::blocking::FeedBatch>>,
+    /// While a woken blocked command re-runs: the batch of the wake-up it
+    /// acts on, which the clients it wakes in turn join.
+    pub serving: Option<Arc<super::blocking::FeedBatch>>,
     /// Arguments of the running command to hide from MONITOR and the slow
     /// log (bit i = argument i), set by handlers of AUTH and friends.
     pub redacted: u64,

@@ -14,7 +14,7 @@ use tessera_resp::request::{Limits, Request, RequestParser};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::blocking::{BlockRequest, Waiter, Wake};
+use super::blocking::{BlockRequest, Debts, Waiter, Wake};
 use super::client::{Client, ClientInfo, ReplyMode};
 use super::dispatch;
 use super::parked::{ConnState, ParkSlot, Registration, Woke};
@@ -54,6 +54,8 @@ pub async fn serve(srv: Arc<ServerState>, worker: Arc<WorkerStats>, stream: TcpS
         worker,
         monitoring: false,
         block: None,
+        fed: None,
+        serving: None,
         redacted: 0,
         subs: Default::default(),
         multi: crate::commands::multi::TxState {
@@ -314,6 +316,7 @@ async fn process_buffer(
                 take_outbox(client, out);
             }
             dispatch::execute(srv, client, out, &args);
+            await_fed_waiters(client).await;
             drop_if_over_hard_limit(srv, client, out, normal_limit.hard_bytes);
             if let Some(mut req) = client.block.take() {
                 let argv = req
@@ -416,6 +419,9 @@ async fn wait_blocked(
     // a write to another one in that window may have seen nobody blocked
     // and signalled nothing.
     waiter.take_ready_key();
+    // Wake-ups acted on by the one that ends the wait (see
+    // `server::blocking`): paid once the next in line has been woken.
+    let mut debts_at_exit = Debts::new();
     let result = loop {
         let sleep = async {
             match request.deadline {
@@ -447,14 +453,20 @@ async fn wait_blocked(
         if client.info.killed.load(Relaxed) {
             break Ok(false);
         }
+        let debts = waiter.take_debts();
         match waiter.take_reason() {
-            Wake::None => continue,
+            Wake::None => {
+                registry.settle(debts);
+                continue;
+            }
             Wake::UnblockTimeout => {
+                debts_at_exit = debts;
                 count_unblocked(client, false);
                 (request.on_timeout)(out);
                 break Ok(true);
             }
             Wake::UnblockError => {
+                debts_at_exit = debts;
                 count_unblocked(client, true);
                 out.error(b"UNBLOCKED client unblocked via CLIENT UNBLOCK");
                 break Ok(true);
@@ -466,6 +478,8 @@ async fn wait_blocked(
                 client.woken_by = ready.clone();
                 client.woken_stream_gone = waiter.take_stream_gone();
                 client.rerunning = true;
+                // Whom the re-run wakes joins the batch that woke us.
+                client.serving = debts.first().map(|(_, batch)| batch.clone());
                 dispatch::execute(srv, client, out, &argv);
                 client.rerunning = false;
                 client.woken_by = None;
@@ -481,10 +495,20 @@ async fn wait_blocked(
                     // let it take the next element out of turn.
                     out.buf.truncate(mark);
                     if again.pass_wakeups {
-                        registry.signal_next(request.db, &request.keys, &waiter, ready.as_deref());
+                        registry.signal_next(
+                            request.db,
+                            &request.keys,
+                            &waiter,
+                            ready.as_deref(),
+                            client.serving.as_ref(),
+                        );
                     }
+                    client.serving = None;
+                    client.fed = None;
+                    registry.settle(debts);
                     continue;
                 }
+                debts_at_exit = debts;
                 break Ok(true);
             }
         }
@@ -494,17 +518,33 @@ async fn wait_blocked(
         registry.with_deadline.fetch_sub(1, Relaxed);
     }
     client.info.blocked.store(false, Relaxed);
-    // Let the next client in line look at what is left.
+    // Let the next client in line look at what is left: it joins the batch
+    // this client was serving or its re-run fed.
+    let mut batch = client.fed.take().or(client.serving.take());
     for k in &request.keys {
-        registry.signal(request.db, k);
+        registry.signal_in(request.db, k, &mut batch);
     }
+    debts_at_exit.extend(waiter.take_debts());
+    registry.settle(debts_at_exit);
     if request.silent {
         out.buf.truncate(reply_from);
     }
     if matches!(result, Ok(true)) {
         flush(client, out, stream).await?;
+        // Those woken by the re-run (BLMOVE's destination) or after it are
+        // served before this client's next command, as after any command.
+        client.fed = batch;
+        await_fed_waiters(client).await;
     }
     result
+}
+
+/// Waits until the clients blocked on keys the last command fed have been
+/// served (see `server::blocking`).
+async fn await_fed_waiters(client: &mut Client) {
+    if let Some(batch) = client.fed.take() {
+        batch.wait().await;
+    }
 }
 
 /// Counts a blocked command that ends without being served (timeout,

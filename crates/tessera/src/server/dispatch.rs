@@ -75,7 +75,7 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
     // here are the script's, to be delivered when it ends.
     if !super::parked::pumping() {
         deliver_events(srv, client, out, mark);
-        signal_ready_keys(srv);
+        signal_ready_keys(srv, Some(client));
     }
     finish_reply_mode(client, out, mark);
 }
@@ -154,11 +154,18 @@ fn refusal(
 }
 
 /// Wakes clients blocked on keys the command (or EXEC, or script) filled.
-fn signal_ready_keys(srv: &ServerState) {
+/// The wake-ups a client's command causes are noted in its `fed` batch, and
+/// the client waits for them to be served before its next command (see
+/// `server::blocking`); a woken client re-running its command adds to the
+/// batch it is serving.
+fn signal_ready_keys(srv: &ServerState, client: Option<&mut Client>) {
     let ready = crate::keyspace::events::take_ready();
     if ready.is_empty() {
         return;
     }
+    // (Without a client, the server's own work fed the keys: nobody waits
+    // for the batch.)
+    let mut batch = client.as_ref().and_then(|c| c.serving.clone());
     // Gone streams first: a reader woken by a plain signal must already
     // know its stream went away.
     if srv.blocking.blocked_clients() > 0 && ready.iter().any(|r| r.stream_gone) {
@@ -173,12 +180,15 @@ fn signal_ready_keys(srv: &ServerState) {
                 })
             };
             if !is_stream {
-                srv.blocking.signal_stream_gone(r.db, &r.key);
+                srv.blocking.signal_stream_gone(r.db, &r.key, &mut batch);
             }
         }
     }
     for r in &ready {
-        srv.blocking.signal(r.db, &r.key);
+        srv.blocking.signal_in(r.db, &r.key, &mut batch);
+    }
+    if let (Some(client), Some(batch)) = (client, batch) {
+        client.fed = Some(batch);
     }
 }
 
@@ -336,7 +346,7 @@ pub fn publish_background_events(srv: &ServerState) {
     if !keys.is_empty() {
         super::tracking::invalidate_from_server(srv, &keys);
     }
-    signal_ready_keys(srv);
+    signal_ready_keys(srv, None);
 }
 
 /// Publishes the keyspace notifications and sends the invalidations the

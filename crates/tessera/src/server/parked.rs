@@ -303,8 +303,11 @@ fn run_while_busy(srv: &ServerState, state: &mut ConnState) {
             }
             dispatch::execute(srv, client, out, &args);
             drop_if_over_hard_limit(srv, client, out, hard_bytes);
-            // Nothing blocks in busy mode; drop it to be safe.
+            // Nothing blocks in busy mode; drop it to be safe. (Nor does
+            // anything here feed blocked clients: ready keys wait for the
+            // script's end.)
             client.block = None;
+            client.fed = None;
         }
         pos += consumed;
     }
