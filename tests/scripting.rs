@@ -594,6 +594,8 @@ fn busy_script_serves_clients_on_its_own_thread() {
     assert_eq!(other.call(&["DISCARD"]), simple("OK"));
     assert_eq!(other.call(&["WATCH", "w"]), simple("OK"));
     assert_eq!(other.call(&["UNWATCH"]), simple("OK"));
+    // FUNCTION STATS may run during a busy function, not during EVAL.
+    assert_eq!(other.call(&["FUNCTION", "STATS"]), error(BUSY_EVAL));
     // A pipeline is answered in order.
     other.send_many(&[&["PING"][..], &["SCRIPT", "KILL", "now"], &["ECHO", "e"]]);
     assert_eq!(other.read_frame(), error(BUSY_EVAL));

@@ -482,6 +482,11 @@ fn function_restore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn function_stats(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    // Redis answers with the busy error while an EVAL script (not a
+    // function) is past the busy threshold.
+    if ctx.srv.keyspace.busy.load(Relaxed) && !ctx.srv.scripts.running_function.load(Relaxed) {
+        return Err(super::scripting::busy_error(ctx.srv));
+    }
     let running = ctx.srv.scripts.running_info.lock().clone();
     let (nlibs, nfuncs) = {
         let libs = ctx.srv.scripts.libraries.lock();
