@@ -1751,3 +1751,43 @@ fn blocked_group_reader_is_served_before_the_adders_next_command() {
         ])])
     );
 }
+
+fn keyspace_hits_and_misses(admin: &mut RawClient) -> (u64, u64) {
+    let Frame::Bulk(info) = admin.call(&["INFO", "stats"]) else {
+        panic!("INFO stats is a bulk string")
+    };
+    let info = String::from_utf8_lossy(&info).into_owned();
+    let field = |name: &str| -> u64 {
+        info.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in {info}"))
+    };
+    (field("keyspace_hits:"), field("keyspace_misses:"))
+}
+
+/// Redis looks each key of XREAD and XREADGROUP up twice, and serves a woken reader without
+/// counting the key again.
+#[test]
+fn stream_reads_count_keyspace_hits_as_redis_does() {
+    let s = threaded_server();
+    let mut admin = s.raw();
+    admin.call(&["XADD", "s", "1-1", "f", "v"]);
+    admin.call(&["XGROUP", "CREATE", "s", "g", "0"]);
+    admin.call(&["CONFIG", "RESETSTAT"]);
+    admin.call(&["XREAD", "STREAMS", "s", "0"]);
+    assert_eq!(keyspace_hits_and_misses(&mut admin), (2, 0));
+    admin.call(&["XREAD", "STREAMS", "s", "missing", "$", "0"]);
+    assert_eq!(keyspace_hits_and_misses(&mut admin), (4, 2));
+    admin.call(&["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "0"]);
+    assert_eq!(keyspace_hits_and_misses(&mut admin), (6, 2));
+    let mut reader = block(
+        &s,
+        &mut admin,
+        &["XREAD", "BLOCK", "0", "STREAMS", "s", "$"],
+    );
+    assert_eq!(keyspace_hits_and_misses(&mut admin), (8, 2));
+    admin.call(&["XADD", "s", "2-1", "f", "v"]);
+    assert!(matches!(reader.read_frame(), Frame::Array(_)));
+    assert_eq!(keyspace_hits_and_misses(&mut admin), (8, 2));
+}

@@ -1038,7 +1038,16 @@ fn xread_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) -> CmdResult {
     let served = ka.with_keys(keys.iter().copied(), |db| -> Result<usize, CmdError> {
         // Validate everything first, key by key, as Redis does.
         for (i, &key) in keys.iter().enumerate() {
-            let s = match as_stream(db.get_read(key)) {
+            // Redis looks each key up twice (to check it and its ID or
+            // group, then to read): two hits or misses, two keymiss events.
+            // It serves a woken reader without counting again.
+            let entry = if rerun {
+                db.get_write(key)
+            } else {
+                db.get_read(key);
+                db.get_read(key)
+            };
+            let s = match as_stream(entry) {
                 Ok(s) => s,
                 Err(_) if rerun && xreadgroup => {
                     return Err(CmdError::msg("UNBLOCKED the stream key no longer exists"))
