@@ -1011,3 +1011,28 @@ fn info_clients_counts_timeouts_and_paused_clients() {
         "{i}"
     );
 }
+
+/// CLIENT HELP names every CLIENT subcommand Redis 7.0 lists (the wording is the server's own).
+#[test]
+fn client_help_lists_every_subcommand() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    let Frame::Array(lines) = c.call(&["CLIENT", "HELP"]) else {
+        panic!("CLIENT HELP is an array of lines")
+    };
+    let heads: Vec<String> = lines
+        .iter()
+        .filter_map(|l| match l {
+            Frame::Simple(t) if !t.starts_with(b" ") => {
+                Some(String::from_utf8_lossy(t).split(' ').next().unwrap_or("").to_string())
+            }
+            _ => None,
+        })
+        .collect();
+    for sub in [
+        "CACHING", "GETREDIR", "GETNAME", "ID", "INFO", "KILL", "LIST", "UNPAUSE", "PAUSE",
+        "REPLY", "SETNAME", "UNBLOCK", "TRACKING", "TRACKINGINFO", "NO-EVICT", "HELP",
+    ] {
+        assert!(heads.iter().any(|h| h == sub), "CLIENT HELP lacks {sub}: {heads:?}");
+    }
+}
