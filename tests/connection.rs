@@ -1023,16 +1023,107 @@ fn client_help_lists_every_subcommand() {
     let heads: Vec<String> = lines
         .iter()
         .filter_map(|l| match l {
-            Frame::Simple(t) if !t.starts_with(b" ") => {
-                Some(String::from_utf8_lossy(t).split(' ').next().unwrap_or("").to_string())
-            }
+            Frame::Simple(t) if !t.starts_with(b" ") => Some(
+                String::from_utf8_lossy(t)
+                    .split(' ')
+                    .next()
+                    .unwrap_or("")
+                    .to_string(),
+            ),
             _ => None,
         })
         .collect();
     for sub in [
-        "CACHING", "GETREDIR", "GETNAME", "ID", "INFO", "KILL", "LIST", "UNPAUSE", "PAUSE",
-        "REPLY", "SETNAME", "UNBLOCK", "TRACKING", "TRACKINGINFO", "NO-EVICT", "HELP",
+        "CACHING",
+        "GETREDIR",
+        "GETNAME",
+        "ID",
+        "INFO",
+        "KILL",
+        "LIST",
+        "UNPAUSE",
+        "PAUSE",
+        "REPLY",
+        "SETNAME",
+        "UNBLOCK",
+        "TRACKING",
+        "TRACKINGINFO",
+        "NO-EVICT",
+        "HELP",
     ] {
-        assert!(heads.iter().any(|h| h == sub), "CLIENT HELP lacks {sub}: {heads:?}");
+        assert!(
+            heads.iter().any(|h| h == sub),
+            "CLIENT HELP lacks {sub}: {heads:?}"
+        );
     }
+}
+
+/// Without replicas WAIT answers 0: at once when no replica is asked for (or inside MULTI),
+/// otherwise after its timeout, or when CLIENT UNBLOCK ends it. ROLE names a master without
+/// replicas.
+#[test]
+fn wait_and_role_on_a_server_without_replicas() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    assert_eq!(c.call(&["WAIT", "0", "0"]), Frame::Integer(0));
+    assert_eq!(c.call(&["WAIT", "-3", "0"]), Frame::Integer(0));
+    assert_eq!(
+        c.call(&["WAIT", "x", "1"]),
+        error("ERR value is not an integer or out of range")
+    );
+    assert_eq!(
+        c.call(&["WAIT", "1", "x"]),
+        error("ERR timeout is not an integer or out of range")
+    );
+    assert_eq!(
+        c.call(&["WAIT", "1", "-1"]),
+        error("ERR timeout is negative")
+    );
+    assert_eq!(
+        c.call(&["WAIT", "1"]),
+        error("ERR wrong number of arguments for 'wait' command")
+    );
+    let started = std::time::Instant::now();
+    assert_eq!(c.call(&["WAIT", "1", "200"]), Frame::Integer(0));
+    assert!(started.elapsed() >= Duration::from_millis(150));
+    // Inside MULTI nothing blocks.
+    c.call(&["MULTI"]);
+    c.call(&["WAIT", "2", "0"]);
+    assert_eq!(c.call(&["EXEC"]), Frame::Array(vec![Frame::Integer(0)]));
+    // A WAIT without timeout lasts until unblocked.
+    let mut waiter = s.raw();
+    let id = client_id(&mut waiter);
+    waiter.send(&["WAIT", "1", "0"]);
+    let mut admin = s.raw();
+    assert!(wait_until(Duration::from_secs(10), || {
+        matches!(
+            admin.call(&["CLIENT", "UNBLOCK", &id.to_string()]),
+            Frame::Integer(1)
+        )
+    }));
+    assert_eq!(waiter.read_frame(), Frame::Integer(0));
+    waiter.send(&["WAIT", "1", "0"]);
+    assert!(wait_until(Duration::from_secs(10), || {
+        matches!(
+            admin.call(&["CLIENT", "UNBLOCK", &id.to_string(), "ERROR"]),
+            Frame::Integer(1)
+        )
+    }));
+    assert_eq!(
+        waiter.read_frame(),
+        error("UNBLOCKED client unblocked via CLIENT UNBLOCK")
+    );
+
+    assert_eq!(
+        c.call(&["ROLE"]),
+        Frame::Array(vec![
+            bulk("master"),
+            Frame::Integer(0),
+            Frame::Array(vec![])
+        ])
+    );
+    assert_eq!(
+        c.call(&["ROLE", "x"]),
+        error("ERR wrong number of arguments for 'role' command")
+    );
 }

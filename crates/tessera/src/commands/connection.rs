@@ -28,6 +28,17 @@ const fn cmd(
 const ENABLED: a::Arg = a::oneof("enabled", &[a::pure("on", "ON"), a::pure("off", "OFF")]);
 
 pub static COMMANDS: &[CommandSpec] = &[
+    cmd(
+        "wait",
+        3,
+        NOSCRIPT,
+        "3.0.0",
+        "Blocks until the writes of this connection reach the given number of replicas, or the timeout passes.",
+        wait,
+    )
+    .group("generic")
+    .tips(&["request_policy:all_shards", "response_policy:agg_min"])
+    .args(&[a::integer("numreplicas"), a::integer("timeout")]),
     cmd("ping", -1, FAST | SENTINEL, "1.0.0", "Returns the server's liveliness response.", ping)
         .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
         .args(&[a::string("message").optional()]),
@@ -506,6 +517,26 @@ fn client_trackinginfo(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     for p in &t.prefixes {
         out.bulk(p);
     }
+    Ok(())
+}
+
+/// WAIT on a server without replicas: no replica ever acknowledges, so the
+/// answer is 0, at once when that is enough (or inside MULTI), otherwise
+/// when the timeout passes (0: never, until CLIENT UNBLOCK).
+fn wait(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let wanted = int(args[1])?;
+    let ms =
+        int(args[2]).map_err(|_| CmdError::msg("ERR timeout is not an integer or out of range"))?;
+    if ms < 0 {
+        return Err(CmdError::msg("ERR timeout is negative"));
+    }
+    const ACKNOWLEDGED: i64 = 0;
+    if ACKNOWLEDGED >= wanted {
+        ctx.out.int(ACKNOWLEDGED);
+        return Ok(());
+    }
+    let deadline = (ms > 0).then(|| ctx.now_ms.saturating_add(ms));
+    ctx.block(&[], deadline, |out| out.int(ACKNOWLEDGED));
     Ok(())
 }
 

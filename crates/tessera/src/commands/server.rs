@@ -58,6 +58,15 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd("time", 1, LOADING | STALE | FAST, "2.6.0", "Returns the server time.", time)
         .tips(&["nondeterministic_output"]),
     cmd(
+        "role",
+        1,
+        NOSCRIPT | LOADING | STALE | FAST,
+        "2.8.12",
+        "Returns the replication role of the server.",
+        role,
+    )
+    .acl(acl::ADMIN | acl::DANGEROUS),
+    cmd(
         "lastsave",
         1,
         LOADING | STALE | FAST,
@@ -1507,6 +1516,15 @@ fn time(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     ctx.out.array(2);
     ctx.out.bulk_int(us / 1_000_000);
     ctx.out.bulk_int(us % 1_000_000);
+    Ok(())
+}
+
+/// A server without replication is a master with no replicas at offset 0.
+fn role(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.out.array(3);
+    ctx.out.bulk(b"master");
+    ctx.out.int(0);
+    ctx.out.array(0);
     Ok(())
 }
 
