@@ -588,9 +588,12 @@ impl Config {
             } else {
                 vec![*raw]
             };
-            let v = self.parse_value(*i, &args, &base_dir).map_err(|e| {
+            let mut v = self.parse_value(*i, &args, &base_dir).map_err(|e| {
                 format!("ERR CONFIG SET failed (possibly related to argument '{dname}') - {e}")
             })?;
+            if let (Some(floor), Value::Num(n)) = (TABLE[*i].set_floor, &mut v) {
+                *n = (*n).max(floor);
+            }
             values.push(v);
         }
 

@@ -281,19 +281,10 @@ pub(crate) fn repr(s: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Floating point value in the strict form Redis accepts: no surrounding
-/// whitespace, the whole input used, not NaN.
+/// A float as Redis's `string2d` reads it (hex floats included; no
+/// leading space, NaN or overflow).
 pub(crate) fn strict_f64(s: &[u8]) -> Option<f64> {
-    let text = std::str::from_utf8(s).ok()?;
-    if text.is_empty() || text.starts_with(|c: char| c.is_ascii_whitespace()) {
-        return None;
-    }
-    let v: f64 = text.parse().ok()?;
-    if v.is_nan() {
-        None
-    } else {
-        Some(v)
-    }
+    crate::util::numbers::parse_f64(s)
 }
 
 /// `%f` then trailing zeros (and a trailing dot) removed.

@@ -74,6 +74,9 @@ pub(crate) struct Def {
     pub unsigned: bool,
     /// After a successful set the value is clamped into this range (`hz`).
     pub clamp: Option<(i64, i64)>,
+    /// CONFIG SET raises a smaller value to this one, as the apply step of
+    /// Redis's directive does (a config file's value stays as given).
+    pub set_floor: Option<i64>,
     pub enum_vals: &'static [(&'static str, i64)],
     /// Enum whose value is a set of flags given as several words.
     pub bitflags: bool,
@@ -95,6 +98,7 @@ const BASE: Def = Def {
     fmt: NumFmt::Int,
     unsigned: false,
     clamp: None,
+    set_floor: None,
     enum_vals: &[],
     bitflags: false,
     str_default: None,
@@ -222,6 +226,10 @@ impl Def {
         self.clamp = Some((lo, hi));
         self
     }
+    const fn set_floor(mut self, floor: i64) -> Def {
+        self.set_floor = Some(floor);
+        self
+    }
     const fn bitflags(mut self) -> Def {
         self.bitflags = true;
         self.flags |= MULTI_ARG;
@@ -313,6 +321,15 @@ fn check_cluster_enabled(v: i64) -> Result<(), String> {
 fn check_tls_port(v: i64) -> Result<(), String> {
     if v != 0 {
         return Err(not_yet("a non-zero tls-port (TLS)"));
+    }
+    Ok(())
+}
+
+/// Turning TLS on for cluster or replication links makes Redis configure
+/// TLS, which fails without certificates; Tessera has no TLS yet.
+fn check_tls_link(v: i64) -> Result<(), String> {
+    if v != 0 {
+        return Err("Unable to update TLS configuration. Check server logs.".into());
     }
     Ok(())
 }
@@ -605,7 +622,8 @@ pub(crate) const TABLE: &[Def] = &[
         512 * 1024 * 1024,
     ),
     i("stream-node-max-entries", MOD, 0, LONG_MAX, 100),
-    m("repl-backlog-size", MOD, 1, LONG_MAX, 1024 * 1024),
+    // (Resizing the backlog raises it to its 16 KB minimum.)
+    m("repl-backlog-size", MOD, 1, LONG_MAX, 1024 * 1024).set_floor(16 * 1024),
     um("maxmemory", MOD, 0, ULLONG_MAX, 0),
     um("cluster-link-sendbuf-limit", MOD, 0, ULLONG_MAX, 0),
     u("hash-max-listpack-entries", MOD, 0, LONG_MAX, 512).alias("hash-max-ziplist-entries"),
@@ -648,8 +666,8 @@ pub(crate) const TABLE: &[Def] = &[
     i("tls-port", MOD, 0, 65535, 0).check(Check::Int(check_tls_port)),
     i("tls-session-cache-size", MOD, 0, INT_MAX, 20 * 1024),
     i("tls-session-cache-timeout", MOD, 0, INT_MAX, 300),
-    b("tls-cluster", MOD, false),
-    b("tls-replication", MOD, false),
+    b("tls-cluster", MOD, false).check(Check::Int(check_tls_link)),
+    b("tls-replication", MOD, false).check(Check::Int(check_tls_link)),
     e("tls-auth-clients", MOD, TLS_AUTH_CLIENTS, 1),
     b("tls-prefer-server-ciphers", MOD, false),
     b("tls-session-caching", MOD, true),

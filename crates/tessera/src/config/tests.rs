@@ -1018,6 +1018,23 @@ fn set_special_values() {
             "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"
         ))
     );
+    // strtod's hex floats, as Redis reads them.
+    ok(&[("latency-tracking-info-percentiles", "0x10 0x1p3")]);
+    assert_eq!(get1(&c, "latency-tracking-info-percentiles"), "16 8");
+    // The backlog's minimum size applies to CONFIG SET.
+    ok(&[("repl-backlog-size", "1k")]);
+    assert_eq!(get1(&c, "repl-backlog-size"), "16384");
+    ok(&[("repl-backlog-size", "2mb")]);
+    assert_eq!(get1(&c, "repl-backlog-size"), "2097152");
+    // Without TLS, links cannot be switched to it.
+    assert_eq!(
+        set(&c, &[("tls-replication", "yes")]),
+        Err(set_err(
+            "tls-replication",
+            "Unable to update TLS configuration. Check server logs."
+        ))
+    );
+    ok(&[("tls-cluster", "no")]);
     ok(&[("bind", "127.0.0.1 ::1")]);
     assert_eq!(c.bind(), vec!["127.0.0.1".to_string(), "::1".to_string()]);
     ok(&[("bind", "")]);
