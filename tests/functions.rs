@@ -374,3 +374,31 @@ fn load_time_environment_as_redis() {
         ])
     );
 }
+
+/// A library whose top-level code runs too long is refused after Redis's 500 ms, and the server
+/// goes on serving (and loading).
+#[test]
+fn load_that_runs_too_long_times_out() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    for body in [
+        "while true do end",
+        "local i = 0\nrepeat i = i + 1 until false",
+    ] {
+        let code = format!("#!lua name=slow\n{body}");
+        assert_eq!(
+            c.call(&["FUNCTION", "LOAD", &code]),
+            error("ERR Error registering functions: ERR FUNCTION LOAD timeout"),
+            "{body}"
+        );
+    }
+    assert_eq!(
+        c.call(&[
+            "FUNCTION",
+            "LOAD",
+            "#!lua name=quick\nredis.register_function('q', function() return 5 end)"
+        ]),
+        bulk("quick")
+    );
+    assert_eq!(c.call(&["FCALL", "q", "0"]), int(5));
+}

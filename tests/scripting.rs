@@ -1052,3 +1052,132 @@ fn helper_errors_are_tables() {
         script_error(body, "ERR wrong number of arguments")
     );
 }
+
+/// SCRIPT KILL stops scripts that catch its error (pcall, xpcall) or loop inside a coroutine:
+/// the script ends with the kill error, as in Redis, and the server serves again.
+#[test]
+fn script_kill_stops_scripts_that_catch_it_or_loop_in_coroutines() {
+    let s = if common::target_is_redis() {
+        TestServer::start()
+    } else {
+        TestServer::start_with(&["--threads", "2"])
+    };
+    s.raw()
+        .call(&["CONFIG", "SET", "busy-reply-threshold", "100"]);
+    for script in [
+        "while true do pcall(function() while true do end end) end",
+        "while true do xpcall(function() while true do end end, function(e) return e end) end",
+        "while true do coroutine.resume(coroutine.create(function() while true do end end)) end",
+        "local ok, e = pcall(function() while true do end end)\nreturn {ok, e}",
+    ] {
+        let mut runner = s.raw();
+        runner.send(&["EVAL", script, "0"]);
+        let mut other = s.raw();
+        until_busy(&mut other, &["PING"]);
+        assert_eq!(other.call(&["SCRIPT", "KILL"]), simple("OK"), "{script}");
+        match runner.read_frame() {
+            Frame::Error(e) => assert!(
+                e.starts_with(b"ERR Script killed by user with SCRIPT KILL..."),
+                "{script}: {}",
+                String::from_utf8_lossy(&e)
+            ),
+            other => panic!("{script}: expected the kill error, got {other:?}"),
+        }
+        assert_eq!(other.call(&["PING"]), simple("PONG"));
+    }
+}
+
+/// Lua cannot load bytecode (a way out of the sandbox): loadstring and load fail as Lua's text
+/// parser fails on the first byte, and so does an EVAL of a binary chunk.
+#[test]
+fn bytecode_cannot_be_loaded() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    assert_eq!(
+        c.call(&[
+            "EVAL",
+            "local f, e = loadstring(string.dump(function() return 7 end)) return {tostring(f), e}",
+            "0"
+        ]),
+        Frame::Array(vec![
+            bulk("nil"),
+            bulk("[string \"\x1bLuaQ\"]:1: unexpected symbol near 'char(27)'")
+        ])
+    );
+    assert_eq!(
+        c.call(&[
+            "EVAL",
+            "local f, e = loadstring('\\27abc\\ndef') return e",
+            "0"
+        ]),
+        bulk("[string \"\x1babc...\"]:1: unexpected symbol near 'char(27)'")
+    );
+    assert_eq!(
+        c.call(&[
+            "EVAL",
+            "local f, e = loadstring(string.dump(function() return 7 end), '=named') return e",
+            "0"
+        ]),
+        bulk("named:1: unexpected symbol near 'char(27)'")
+    );
+    assert_eq!(
+        c.call(&[
+            "EVAL",
+            "local s = string.dump(function() return 7 end) local done = false \
+             local f, e = load(function() if done then return nil end done = true return s end) \
+             return e",
+            "0"
+        ]),
+        bulk("(load):1: unexpected symbol near 'char(27)'")
+    );
+    // Text chunks still load.
+    assert_eq!(
+        c.call(&["EVAL", "return loadstring('return 6 * 7')()", "0"]),
+        Frame::Integer(42)
+    );
+    assert_eq!(
+        c.call(&["EVAL", "\x1bLuaQ", "0"]),
+        error("ERR Error compiling script (new function): user_script:1: unexpected symbol near 'char(27)'")
+    );
+}
+
+/// The server's own Lua helpers are not reachable from scripts.
+#[test]
+fn internal_helpers_are_not_globals() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    for name in [
+        "__tessera_error_value",
+        "__tessera_readonly",
+        "__tessera_run",
+        "__tessera_run_with",
+        "__tessera_seal",
+        "__tessera_wrap_calls",
+    ] {
+        let reply = c.call(&["EVAL", &format!("return type(rawget(_G, '{name}'))"), "0"]);
+        assert_eq!(reply, bulk("nil"), "{name}");
+    }
+    assert_eq!(
+        c.call(&["EVAL", "return ('abcd'):len()", "0"]),
+        Frame::Integer(4)
+    );
+}
+
+/// A script sees the clock stopped at its start: a key that expires while it runs is still
+/// there for it, declared or not (no expiry cycle removes it meanwhile).
+#[test]
+fn keys_do_not_expire_while_a_script_runs() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    c.call(&["SET", "k", "v", "PX", "150"]);
+    let script = "local t = redis.call('TIME') \
+                  local start = t[1] * 1000000 + t[2] \
+                  repeat t = redis.call('TIME') until t[1] * 1000000 + t[2] - start > 600000 \
+                  return {redis.call('EXISTS', 'k'), redis.call('PTTL', 'k') >= 0}";
+    assert_eq!(
+        c.call(&["EVAL", script, "0"]),
+        Frame::Array(vec![Frame::Integer(1), Frame::Integer(1)])
+    );
+    // Afterwards the key has expired.
+    assert_eq!(c.call(&["EXISTS", "k"]), Frame::Integer(0));
+}

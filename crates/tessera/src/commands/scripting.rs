@@ -438,7 +438,7 @@ const NOT_RUNNING: &[u8] = b"ERR redis.call can only be used while a script runs
 /// state; they act on whichever script is running on this thread.
 pub fn install_calls(
     lua: &mlua::Lua,
-    globals: &mlua::Table,
+    internals: &mlua::Table,
     redis: &mlua::Table,
 ) -> mlua::Result<()> {
     // SAFETY (of `create_c_function`): both functions follow the Lua C API
@@ -450,38 +450,114 @@ pub fn install_calls(
             lua.create_c_function(lua_redis_call)?,
         )
     };
-    let wrap: mlua::Function = globals.get("__tessera_wrap_calls")?;
+    let wrap: mlua::Function = internals.raw_get("wrap_calls")?;
     wrap.call::<()>((redis.clone(), raw_call, raising_call))?;
-    lua.set_hook(
-        mlua::HookTriggers::new().every_nth_instruction(100_000),
-        |_, _| {
-            let verdict = with_current(|st| {
-                let srv = st.srv;
-                if st.threshold_ms > 0
-                    && st.started.elapsed() >= Duration::from_millis(st.threshold_ms)
-                    && !srv.keyspace.busy.load(Relaxed)
-                {
-                    srv.keyspace.busy.store(true, Relaxed);
-                    srv.scripts.busy_worker.store(st.worker_index, Relaxed);
-                }
-                if srv.keyspace.busy.load(Relaxed) {
-                    // Redis serves other clients during a busy script; those
-                    // parked on this thread can only be served from here.
-                    crate::server::parked::pump(srv);
-                }
-                if srv.scripts.kill.load(Relaxed) {
-                    // (Redis names SCRIPT KILL for functions too.)
-                    return Err(mlua::Error::runtime(
-                        "\u{1}tessera:ERR Script killed by user with SCRIPT KILL...",
-                    ));
-                }
-                Ok(())
-            });
-            verdict.unwrap_or(Ok(()))?;
-            Ok(mlua::VmState::Continue)
-        },
-    );
     Ok(())
+}
+
+/// Instructions between two looks at the clock and the kill flag.
+const HOOK_EVERY: c_int = 100_000;
+/// What a killed script raises (the prelude turns it into Redis's error).
+const KILLED: &std::ffi::CStr = c"\x01tessera:ERR Script killed by user with SCRIPT KILL...";
+/// What a library whose loading runs too long raises.
+const LOAD_TIMED_OUT: &std::ffi::CStr = c"\x01tessera:ERR FUNCTION LOAD timeout";
+/// How long a library's top-level code may run (Redis's limit).
+pub const LOAD_TIMEOUT: Duration = Duration::from_millis(500);
+
+thread_local! {
+    /// When the FUNCTION LOAD running on this thread must have finished.
+    static LOAD_DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// Bounds the library loading `f` runs to [`LOAD_TIMEOUT`].
+pub fn with_load_deadline<R>(f: impl FnOnce() -> R) -> R {
+    LOAD_DEADLINE.with(|d| d.set(Some(Instant::now() + LOAD_TIMEOUT)));
+    let r = f();
+    LOAD_DEADLINE.with(|d| d.set(None));
+    r
+}
+
+/// Installs the timeout hook on a Lua state, counting [`HOOK_EVERY`]
+/// instructions. Called before each run, so a state left raising at every
+/// instruction by a killed script starts afresh.
+///
+/// # Safety
+/// `state` must be a live Lua state of this thread.
+pub unsafe fn arm_timeout_hook(state: *mut mlua::ffi::lua_State) {
+    // SAFETY: the caller passes a live state; setting a hook is plain
+    // assignment of its fields.
+    unsafe {
+        mlua::ffi::lua_sethook(
+            state,
+            Some(timeout_hook),
+            mlua::ffi::LUA_MASKCOUNT,
+            HOOK_EVERY,
+        )
+    };
+}
+
+/// The timeout hook. A plain C hook rather than mlua's, because coroutines
+/// inherit their creator's hook and mlua's removes itself from every state
+/// but the one it was set on: a loop inside a coroutine could never be
+/// stopped. Once it has raised (SCRIPT KILL, or a library that loads too
+/// long) it fires at every instruction of that state and raises again, as
+/// Redis's line hook does, so a pcall that catches the error cannot keep
+/// the script going: the error reaches the top.
+///
+/// It raises only in the script's own code: the prelude's wrappers (the
+/// runner around the script, pcall) stand where Redis has C functions, and
+/// an error raised there would escape the error handler.
+unsafe extern "C-unwind" fn timeout_hook(
+    state: *mut mlua::ffi::lua_State,
+    ar: *mut mlua::ffi::lua_Debug,
+) {
+    use mlua::ffi;
+    let Some(msg) = std::panic::catch_unwind(hook_verdict).unwrap_or(None) else {
+        return;
+    };
+    // SAFETY: Lua calls the hook with a live state and its activation
+    // record. No Rust value with a destructor is alive here when lua_error
+    // unwinds out of the hook.
+    unsafe {
+        // (Only this state, as in Redis: a script whose coroutine caught
+        // the error goes on until its own next look.)
+        ffi::lua_sethook(state, Some(timeout_hook), ffi::LUA_MASKCOUNT, 1);
+        if ffi::lua_getinfo(state, c"S".as_ptr(), ar) != 0 && !(*ar).source.is_null() {
+            let source = std::ffi::CStr::from_ptr((*ar).source);
+            if source.to_bytes() == b"=prelude" {
+                return;
+            }
+        }
+        ffi::lua_pushstring(state, msg.as_ptr());
+        ffi::lua_error(state);
+    }
+}
+
+/// What the hook must raise, if anything: marks the script busy past the
+/// threshold, serves this thread's parked clients while it is, and reports
+/// a kill or a load that ran out of time.
+fn hook_verdict() -> Option<&'static std::ffi::CStr> {
+    if let Some(deadline) = LOAD_DEADLINE.with(|d| d.get()) {
+        return (Instant::now() >= deadline).then_some(LOAD_TIMED_OUT);
+    }
+    with_current(|st| {
+        let srv = st.srv;
+        if st.threshold_ms > 0
+            && st.started.elapsed() >= Duration::from_millis(st.threshold_ms)
+            && !srv.keyspace.busy.load(Relaxed)
+        {
+            srv.keyspace.busy.store(true, Relaxed);
+            srv.scripts.busy_worker.store(st.worker_index, Relaxed);
+        }
+        if srv.keyspace.busy.load(Relaxed) {
+            // Redis serves other clients during a busy script; those
+            // parked on this thread can only be served from here.
+            crate::server::parked::pump(srv);
+        }
+        // (Redis names SCRIPT KILL for functions too.)
+        srv.scripts.kill.load(Relaxed).then_some(KILLED)
+    })
+    .flatten()
 }
 
 /// Runs a Lua function (an EVAL body or an FCALL target) atomically with
@@ -527,6 +603,7 @@ pub fn run_function(
     ctx.client.multi.in_exec = true;
     srv.scripts.kill.store(false, Relaxed);
     srv.scripts.wrote.store(false, Relaxed);
+    srv.scripts.clock_ms.store(ctx.now_ms, Relaxed);
     srv.scripts.running.store(true, Relaxed);
     srv.scripts
         .running_function
@@ -587,6 +664,7 @@ pub fn run_function(
     ctx.client.reply_mode = saved_mode;
     ctx.client.multi.in_exec = in_exec;
     srv.scripts.running.store(false, Relaxed);
+    srv.scripts.clock_ms.store(0, Relaxed);
     srv.scripts.running_function.store(false, Relaxed);
     if srv.keyspace.busy.load(Relaxed) {
         srv.keyspace.busy.store(false, Relaxed);

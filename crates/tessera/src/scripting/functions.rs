@@ -146,7 +146,9 @@ pub fn load(vm: &mut Vm, name: &str, code: &[u8]) -> Result<(Library, Vec<Functi
             format!("ERR Error compiling function: {msg}")
         })?;
     chunk.set_environment(env).map_err(|e| format!("ERR {e}"))?;
-    match vm.run(chunk).map_err(|e| format!("ERR {e}"))? {
+    vm.arm_timeout_hook();
+    let ran = crate::commands::scripting::with_load_deadline(|| vm.run(chunk));
+    match ran.map_err(|e| format!("ERR {e}"))? {
         Ok(_) => {}
         Err(t) => {
             let msg: String = match t.raw_get::<Value>("err") {
@@ -198,7 +200,7 @@ fn load_env(vm: &Vm, registered: &Registered) -> mlua::Result<(Table, Table)> {
     })?;
     redis.raw_set(
         "register_function",
-        super::raising_tables(lua, &vm.globals, register)?,
+        super::raising_tables(lua, &vm.internals, register)?,
     )?;
     for key in [
         "log",
@@ -211,7 +213,7 @@ fn load_env(vm: &Vm, registered: &Registered) -> mlua::Result<(Table, Table)> {
     ] {
         redis.raw_set(key, vm.redis.raw_get::<Value>(key)?)?;
     }
-    let readonly: Function = vm.globals.get("__tessera_readonly")?;
+    let readonly: Function = vm.internals.raw_get("readonly")?;
     let redis_ro: Table = readonly.call((redis, true))?;
     // While the library's top-level code runs, `redis` is its only global,
     // as in Redis 7.0; `load` adds the rest once it has run.

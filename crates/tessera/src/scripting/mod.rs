@@ -115,6 +115,11 @@ pub struct Scripts {
     /// Whether a script or function is running, and which (for BUSY texts).
     pub running: AtomicBool,
     pub running_function: AtomicBool,
+    /// The clock of the running script (its start, Unix ms; 0: none runs).
+    /// Active expiry judges keys by it, so that nothing alive when the
+    /// script started vanishes under it, as no expiry cycle runs during a
+    /// script in Redis.
+    pub clock_ms: std::sync::atomic::AtomicI64,
     /// FUNCTION libraries.
     pub libraries: Mutex<functions::Libraries>,
     /// What runs now, for FUNCTION STATS: name, command line, start.
@@ -246,6 +251,10 @@ pub struct Vm {
     pub redis_ro: Table,
     /// Libraries loaded into this state: library → function → callback.
     pub loaded_libraries: HashMap<String, HashMap<String, RegistryKey>>,
+    /// The state's main thread, where scripts run (for the timeout hook).
+    main_state: *mut ffi::lua_State,
+    /// What the prelude returns (its helpers, out of the scripts' reach).
+    pub internals: Table,
 }
 
 /// The Lua side of the environment: the error handler, read-only proxies
@@ -256,9 +265,12 @@ local rawget, rawset, setmetatable, type, tostring, error, xpcall =
 local getinfo = debug.getinfo
 local orig_pcall, unpack, select = pcall, unpack, select
 
+-- What the server needs from this chunk is returned at the end, not left
+-- in globals scripts could reach.
+
 -- redis.call raises its errors from Rust as marked strings; scripts see
 -- them as the {err=...} tables Redis raises.
-__tessera_error_value = function(err)
+local error_value = function(err)
   if type(err) == 'userdata' or type(err) == 'string' then
     local s = tostring(err)
     local at = s:find('\1tessera:', 1, true)
@@ -271,7 +283,6 @@ __tessera_error_value = function(err)
   end
   return err
 end
-local error_value = __tessera_error_value
 
 -- (pcall hands scripts the bare message, as Redis 7.0 does.)
 -- (As Redis's pcall: an error table with a string (or number) `err` gives
@@ -313,7 +324,7 @@ local function handler(err)
   -- A script that tail-called a wrapper has no frame left to name; Redis
   -- (whose wrapped functions are C) would name its line, which is lost.
   if info and info.what == 'C' then info = nil end
-  err = __tessera_error_value(err)
+  err = error_value(err)
   if type(err) ~= 'table' then
     err = {err = 'ERR ' .. tostring(err)}
   end
@@ -324,12 +335,12 @@ local function handler(err)
   return err
 end
 
-__tessera_run = function(f)
+local run = function(f)
   return xpcall(f, handler)
 end
 
 -- Functions get (keys, args) as arguments.
-__tessera_run_with = function(f, keys, args)
+local run_with = function(f, keys, args)
   return xpcall(function() return f(keys, args) end, handler)
 end
 
@@ -355,13 +366,15 @@ end
 local orig_rawget = rawget
 _G.rawget = function(t, k) return orig_rawget(real_of[t] or t, k) end
 
+local readonly
+
 -- Makes the real globals (and the real redis table) unwritable from Lua.
-__tessera_seal = function(globals, redis)
+local seal = function(globals, redis)
   -- Strings find their methods through the read-only string library, and
   -- show scripts a read-only view of their metatable.
   local smt = orig_getmetatable('')
   smt.__index = rawget(globals, 'string')
-  string_mt_view = __tessera_readonly(smt, false)
+  string_mt_view = readonly(smt, false)
   protected[smt] = true
   protected[globals] = true
   protected[redis] = true
@@ -370,7 +383,7 @@ __tessera_seal = function(globals, redis)
   mt.__newindex = function() error('Attempt to modify a readonly table', 2) end
 end
 
-__tessera_readonly = function(t, strict_globals)
+readonly = function(t, strict_globals)
   -- Reads go straight to the real table (no Lua call per access); for the
   -- globals, a lookup that finds nothing ends in the strict error below.
   local mt = {
@@ -384,7 +397,7 @@ __tessera_readonly = function(t, strict_globals)
       error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
     end
     setmetatable(t, {__index = strict})
-    strict_mt_view = __tessera_readonly({__index = strict}, false)
+    strict_mt_view = readonly({__index = strict}, false)
   end
   local proxy = setmetatable({}, mt)
   real_of[proxy] = t
@@ -400,15 +413,76 @@ getmetatable = function(t)
   return orig_getmetatable(t)
 end
 
-__tessera_wrap_calls = function(redis, raw_call, raising_call)
+local wrap_calls = function(redis, raw_call, raising_call)
   redis.call = raising_call
   redis.pcall = raw_call
 end
+
+-- Redis's Lua parses every chunk as text, so bytecode (a known way out of
+-- the sandbox) fails at its first byte. Lua 5.1 would load it: the loaders
+-- refuse it here with the error the text parser gives, naming the chunk
+-- as Lua's luaO_chunkid does.
+local function chunkid(source)
+  source = source:match('^[^%z]*')
+  local first = source:sub(1, 1)
+  if first == '=' then return source:sub(2, 60) end
+  if first == '@' then
+    local name = source:sub(2)
+    if #name > 52 then return '...' .. name:sub(-52) end
+    return name
+  end
+  local len = (source:find('[\n\r]') or (#source + 1)) - 1
+  if len > 43 then len = 43 end
+  if len < #source then return '[string "' .. source:sub(1, len) .. '..."]' end
+  return '[string "' .. source .. '"]'
+end
+local function refused(name)
+  return nil, chunkid(name) .. ":1: unexpected symbol near 'char(27)'"
+end
+-- (Upvalues named as the globals, and no tail calls, so that argument
+-- errors still name 'loadstring' and 'load'.)
+local loadstring, load = loadstring, load
+_G.loadstring = function(s, name)
+  if type(s) == 'string' and s:byte(1) == 27 then
+    local n = (type(name) == 'string' or type(name) == 'number') and tostring(name) or s
+    return refused(n)
+  end
+  local f, e = loadstring(s, name)
+  return f, e
+end
+_G.load = function(reader, name)
+  if type(reader) == 'function' then
+    -- Only the first piece decides (an empty one ends the chunk).
+    local piece = reader()
+    if type(piece) == 'string' and piece:byte(1) == 27 then
+      local n = (type(name) == 'string' or type(name) == 'number') and tostring(name) or '=(load)'
+      return refused(n)
+    end
+    local given = false
+    local f, e = load(function()
+      if given then return reader() end
+      given = true
+      return piece
+    end, name)
+    return f, e
+  end
+  local f, e = load(reader, name)
+  return f, e
+end
+
+return {
+  error_value = error_value,
+  run = run,
+  run_with = run_with,
+  seal = seal,
+  readonly = readonly,
+  wrap_calls = wrap_calls,
+}
 "#;
 
 /// Wraps every `redis.*` helper but call/pcall (which raise tables
 /// themselves, and are the hot path) in [`helper_trampoline`].
-fn raise_helper_errors_as_tables(lua: &Lua, globals: &Table, redis: &Table) -> mlua::Result<()> {
+fn raise_helper_errors_as_tables(lua: &Lua, internals: &Table, redis: &Table) -> mlua::Result<()> {
     let mut helpers = Vec::new();
     for pair in redis.pairs::<String, Value>() {
         let (name, value) = pair?;
@@ -419,14 +493,14 @@ fn raise_helper_errors_as_tables(lua: &Lua, globals: &Table, redis: &Table) -> m
         }
     }
     for (name, f) in helpers {
-        redis.raw_set(name, raising_tables(lua, globals, f)?)?;
+        redis.raw_set(name, raising_tables(lua, internals, f)?)?;
     }
     Ok(())
 }
 
 /// `f` behind [`helper_trampoline`].
-pub(crate) fn raising_tables(lua: &Lua, globals: &Table, f: Function) -> mlua::Result<Function> {
-    let error_value: Function = globals.raw_get("__tessera_error_value")?;
+pub(crate) fn raising_tables(lua: &Lua, internals: &Table, f: Function) -> mlua::Result<Function> {
+    let error_value: Function = internals.raw_get("error_value")?;
     // SAFETY: exec_raw leaves the two arguments on the stack; the closure
     // takes them as its upvalues and is the one value left.
     unsafe {
@@ -487,15 +561,15 @@ impl Vm {
         // (the live set is tiny) for fewer GC steps.
         lua.gc_inc(400, 200, 0);
         install_math_random(&lua)?;
-        lua.load(PRELUDE).set_name("=prelude").exec()?;
-        let runner: Function = globals.get("__tessera_run")?;
-        let runner_with: Function = globals.get("__tessera_run_with")?;
+        let internals: Table = lua.load(PRELUDE).set_name("=prelude").eval()?;
+        let runner: Function = internals.raw_get("run")?;
+        let runner_with: Function = internals.raw_get("run_with")?;
         let redis = convert::build_redis_table(&lua)?;
         globals.raw_set("redis", redis.clone())?;
-        crate::commands::scripting::install_calls(&lua, &globals, &redis)?;
-        raise_helper_errors_as_tables(&lua, &globals, &redis)?;
+        crate::commands::scripting::install_calls(&lua, &internals, &redis)?;
+        raise_helper_errors_as_tables(&lua, &internals, &redis)?;
         // Library tables are read-only to scripts, as in Redis 7.0.
-        let readonly: Function = globals.get("__tessera_readonly")?;
+        let readonly: Function = internals.raw_get("readonly")?;
         for name in [
             "string",
             "math",
@@ -523,9 +597,15 @@ impl Vm {
             globals.raw_set(name, Value::Nil)?;
         }
         globals.raw_set("_G", env.clone())?;
-        let seal: Function = globals.raw_get("__tessera_seal")?;
+        let seal: Function = internals.raw_get("seal")?;
         seal.call::<()>((globals.clone(), redis.clone()))?;
+        let mut main_state = std::ptr::null_mut();
+        // SAFETY: the closure only copies the state pointer mlua runs it on
+        // (the main thread: no coroutine is running).
+        unsafe { lua.exec_raw::<()>((), |state| main_state = state)? };
         Ok(Vm {
+            main_state,
+            internals,
             generation,
             compiled: HashMap::default(),
             runner,
@@ -571,6 +651,7 @@ impl Vm {
         // which mlua reports the error and nothing here is used again).
         unsafe {
             self.lua.exec_raw::<()>((runner, f), |state| {
+                crate::commands::scripting::arm_timeout_hook(state);
                 new_array(state, keys);
                 new_array(state, argv);
                 if !as_function {
@@ -612,12 +693,25 @@ impl Vm {
         Ok(outcome)
     }
 
+    /// Arms the timeout hook for the next run (see
+    /// `commands::scripting::timeout_hook`).
+    pub fn arm_timeout_hook(&self) {
+        // SAFETY: `main_state` is this VM's main thread, alive as long as
+        // `self.lua`.
+        unsafe { crate::commands::scripting::arm_timeout_hook(self.main_state) };
+    }
+
     /// Compiles a script body into a function (cached by SHA).
     pub fn function(&mut self, sha: &str, body: &[u8], name: &str) -> Result<Function, String> {
         if let Some(k) = self.compiled.get(sha) {
             if let Ok(f) = self.lua.registry_value::<Function>(k) {
                 return Ok(f);
             }
+        }
+        if body.first() == Some(&0x1b) {
+            // Redis parses bytecode as text (see the prelude's loaders).
+            let shown = name.strip_prefix(['@', '=']).unwrap_or(name);
+            return Err(format!("{shown}:1: unexpected symbol near 'char(27)'"));
         }
         let f = self
             .lua

@@ -575,6 +575,13 @@ async fn active_expire_loop(srv: Arc<ServerState>, index: usize, nworkers: usize
                 visited += 1;
                 continue;
             };
+            // A running script sees the clock stopped at its start, and in
+            // Redis no expiry cycle runs until it ends: keys it may still
+            // read (declared or not) must not vanish under it.
+            let now = match srv.scripts.clock_ms.load(Relaxed) {
+                0 => now,
+                script_clock => now.min(script_clock),
+            };
             let mut expired_here = 0u64;
             for t in shard.dbs.iter_mut() {
                 loop {
