@@ -244,3 +244,35 @@ fn client_kill_and_list_by_type_pubsub() {
     );
     sub.expect_closed();
 }
+
+/// A script publishing to a channel its own (RESP3) client subscribes to: the client gets the
+/// message before the script's reply, and the script gets the receiver count, as in Redis.
+#[test]
+fn a_script_publishing_to_its_own_client() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    assert!(matches!(c.call(&["HELLO", "3"]), Frame::Map(_)));
+    c.call(&["SUBSCRIBE", "sc"]);
+    c.call(&["PSUBSCRIBE", "s*"]);
+    c.call(&["SSUBSCRIBE", "shard"]);
+    c.send(&[
+        "EVAL",
+        "local n = redis.call('publish', 'sc', 'a') \
+         local m = redis.call('spublish', 'shard', 'b') \
+         return {type(n), n, m}",
+        "0",
+    ]);
+    assert_eq!(
+        c.read_frame(),
+        Frame::Push(vec![bulk("message"), bulk("sc"), bulk("a")])
+    );
+    assert_eq!(
+        c.read_frame(),
+        Frame::Push(vec![bulk("pmessage"), bulk("s*"), bulk("sc"), bulk("a")])
+    );
+    assert_eq!(
+        c.read_frame(),
+        Frame::Push(vec![bulk("smessage"), bulk("shard"), bulk("b")])
+    );
+    assert_eq!(c.read_frame(), arr(vec![bulk("number"), int(2), int(1)]));
+}

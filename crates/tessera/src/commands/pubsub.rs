@@ -6,7 +6,9 @@ use std::sync::atomic::Ordering::Relaxed;
 use super::flags::*;
 use super::meta::{arg as a, ks, ksflags::*};
 use super::{CmdError, CmdResult, CommandSpec, Ctx, Handler};
-use crate::server::pubsub::Kind;
+use crate::server::pubsub::{Kind, PubSub};
+use crate::server::state::ServerState;
+use tessera_resp::encode::ReplyBuf;
 
 /// A pub/sub command: group `pubsub`.
 const fn cmd(
@@ -210,21 +212,44 @@ pub fn unsubscribe_all(
 }
 
 fn publish(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let id = ctx.client.id;
-    let n = ctx
-        .srv
-        .pubsub
-        .publish(ctx.srv, args[1], args[2], Some((id, &mut *ctx.out)));
-    ctx.out.int(n as i64);
-    Ok(())
+    publish_as(ctx, args, PubSub::publish)
 }
 
 fn spublish(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    publish_as(ctx, args, PubSub::publish_shard)
+}
+
+type Publisher = fn(&PubSub, &ServerState, &[u8], &[u8], Option<(u64, &mut ReplyBuf)>) -> usize;
+
+/// Publishes; a message for the publishing client itself goes into its
+/// reply buffer, before the reply. From a script the reply buffer is the
+/// script's: the message is kept for the client (in its own protocol) and
+/// goes out before the script's reply, as Redis writes it while the
+/// script runs.
+fn publish_as(ctx: &mut Ctx, args: &[&[u8]], publisher: Publisher) -> CmdResult {
     let id = ctx.client.id;
-    let n = ctx
-        .srv
-        .pubsub
-        .publish_shard(ctx.srv, args[1], args[2], Some((id, &mut *ctx.out)));
+    let n = if crate::commands::scripting::in_script() {
+        let mut own = ReplyBuf::new(crate::commands::scripting::caller_protocol());
+        let n = publisher(
+            &ctx.srv.pubsub,
+            ctx.srv,
+            args[1],
+            args[2],
+            Some((id, &mut own)),
+        );
+        if !own.buf.is_empty() {
+            crate::keyspace::events::own_messages(&own.buf);
+        }
+        n
+    } else {
+        publisher(
+            &ctx.srv.pubsub,
+            ctx.srv,
+            args[1],
+            args[2],
+            Some((id, &mut *ctx.out)),
+        )
+    };
     ctx.out.int(n as i64);
     Ok(())
 }

@@ -394,6 +394,14 @@ thread_local! {
     /// The time the running script's keys expire by (its start: a script
     /// sees the clock stopped).
     static FROZEN_NOW_MS: Cell<Option<i64>> = const { Cell::new(None) };
+    /// The protocol of the client running the script (what it is sent
+    /// directly, like pub/sub messages, is encoded in it).
+    static CALLER_PROTOCOL: Cell<Protocol> = const { Cell::new(Protocol::Resp2) };
+}
+
+/// The protocol of the client whose script runs on this thread.
+pub fn caller_protocol() -> Protocol {
+    CALLER_PROTOCOL.with(|c| c.get())
 }
 
 /// The clock of the script running on this thread, if one runs: clients
@@ -638,6 +646,7 @@ pub fn run_function(
         oom_at_start: srv.config.maxmemory() > 0 && srv.used_memory() > srv.config.maxmemory(),
     };
     let out: &mut ReplyBuf = out;
+    CALLER_PROTOCOL.with(|c| c.set(out.protocol));
     let result = {
         let _current = CurrentRun::start(&mut state);
         scripting::with_vm(&srv.scripts, |vm| -> Result<Option<ScriptError>, String> {

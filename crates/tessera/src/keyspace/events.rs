@@ -55,6 +55,9 @@ thread_local! {
     static EVENTS: RefCell<Vec<Event>> = const { RefCell::new(Vec::new()) };
     static INVALIDATED: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
     static READY: RefCell<Vec<ReadyKey>> = const { RefCell::new(Vec::new()) };
+    /// Pub/sub messages a script published to its own client, encoded
+    /// for that client: they go out before the script's reply.
+    static OWN_MESSAGES: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Empties one of this thread's queues without allocating when it is empty.
@@ -140,8 +143,20 @@ pub fn take_invalidated() -> Vec<Vec<u8>> {
     take(&INVALIDATED)
 }
 
+/// Queues messages published to the running script's own client.
+pub fn own_messages(bytes: &[u8]) {
+    OWN_MESSAGES.with(|q| q.borrow_mut().extend_from_slice(bytes));
+}
+
+/// Takes the messages queued by [`own_messages`].
+pub fn take_own_messages() -> Vec<u8> {
+    OWN_MESSAGES.with(|q| std::mem::take(&mut *q.borrow_mut()))
+}
+
 /// Whether anything is queued on this thread (cheap check for dispatch).
 #[inline]
 pub fn pending() -> bool {
-    EVENTS.with(|q| !q.borrow().is_empty()) || INVALIDATED.with(|q| !q.borrow().is_empty())
+    EVENTS.with(|q| !q.borrow().is_empty())
+        || INVALIDATED.with(|q| !q.borrow().is_empty())
+        || OWN_MESSAGES.with(|q| !q.borrow().is_empty())
 }

@@ -358,6 +358,8 @@ pub fn deliver_events(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf
         return;
     }
     let mut own = ReplyBuf::new(out.protocol);
+    // What a script published to its own client, then its notifications.
+    own.buf = events::take_own_messages();
     let evs = events::take_events();
     if !evs.is_empty() {
         let mut me = Some((client.id, &mut own));
