@@ -402,3 +402,41 @@ fn load_that_runs_too_long_times_out() {
     );
     assert_eq!(c.call(&["FCALL", "q", "0"]), int(5));
 }
+
+/// Redis 7.0 looks functions up ignoring case (and so finds clashes that way); library names
+/// are case-sensitive, and FUNCTION LIST LIBRARYNAME is a case-insensitive pattern.
+#[test]
+fn function_names_ignore_case() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    let lib = |name: &str, f: &str| {
+        format!("#!lua name={name}\nredis.register_function('{f}', function() return '{f}' end)")
+    };
+    assert_eq!(
+        c.call(&["FUNCTION", "LOAD", &lib("lib1", "f1")]),
+        bulk("lib1")
+    );
+    assert_eq!(c.call(&["FCALL", "F1", "0"]), bulk("f1"));
+    assert_eq!(
+        c.call(&["FCALL_RO", "F1", "0"]),
+        error("ERR Can not execute a script with write flag using *_ro command.")
+    );
+    assert_eq!(
+        c.call(&["FUNCTION", "LOAD", &lib("lib2", "F1")]),
+        error("ERR Function F1 already exists")
+    );
+    assert_eq!(
+        c.call(&["FUNCTION", "LOAD", &lib("LIB1", "g1")]),
+        bulk("LIB1")
+    );
+    let Frame::Array(listed) = c.call(&["FUNCTION", "LIST", "LIBRARYNAME", "LiB1"]) else {
+        panic!("FUNCTION LIST is an array")
+    };
+    assert_eq!(listed.len(), 2);
+    assert_eq!(c.call(&["FUNCTION", "DELETE", "lib1"]), simple("OK"));
+    assert_eq!(
+        c.call(&["FCALL", "f1", "0"]),
+        error("ERR Function not found")
+    );
+    assert_eq!(c.call(&["FCALL", "G1", "0"]), bulk("g1"));
+}

@@ -212,11 +212,17 @@ fn fcall_ro(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn call_function(ctx: &mut Ctx, args: &[&[u8]], ro_command: bool) -> CmdResult {
-    let name = String::from_utf8_lossy(args[1]).into_owned();
-    let found = ctx.srv.scripts.libraries.lock().function(&name);
+    let found = ctx
+        .srv
+        .scripts
+        .libraries
+        .lock()
+        .function(&String::from_utf8_lossy(args[1]));
     let Some((library, meta)) = found else {
         return Err(CmdError::msg("ERR Function not found"));
     };
+    // (Function names are case-insensitive: from here on, the one registered.)
+    let name = meta.name.clone();
     let n =
         super::args::int(args[2]).map_err(|_| CmdError::msg("ERR Bad number of keys provided"))?;
     if n > (args.len() - 3) as i64 {
@@ -386,7 +392,7 @@ fn function_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         .lock()
         .libs
         .values()
-        .filter(|l| pattern.is_none_or(|p| glob_match(p, l.name.as_bytes(), false)))
+        .filter(|l| pattern.is_none_or(|p| glob_match(p, l.name.as_bytes(), true)))
         .cloned()
         .collect();
     let out = &mut *ctx.out;

@@ -35,13 +35,21 @@ pub struct Library {
 #[derive(Default)]
 pub struct Libraries {
     pub libs: BTreeMap<String, Arc<Library>>,
+    /// Library of each function, by the function's lower-cased name:
+    /// Redis 7.0 looks functions up (and finds clashes) ignoring case.
     pub functions: HashMap<String, String>,
 }
 
 impl Libraries {
     pub fn function(&self, name: &str) -> Option<(Arc<Library>, FunctionMeta)> {
-        let lib = self.libs.get(self.functions.get(name)?)?;
-        let meta = lib.functions.iter().find(|f| f.name == name)?.clone();
+        let lib = self
+            .libs
+            .get(self.functions.get(&name.to_ascii_lowercase())?)?;
+        let meta = lib
+            .functions
+            .iter()
+            .find(|f| f.name.eq_ignore_ascii_case(name))?
+            .clone();
         Some((lib.clone(), meta))
     }
 
@@ -52,7 +60,7 @@ impl Libraries {
             return Err(format!("ERR Library '{}' already exists", lib.name));
         }
         for f in &lib.functions {
-            if let Some(owner) = self.functions.get(&f.name) {
+            if let Some(owner) = self.functions.get(&f.name.to_ascii_lowercase()) {
                 if *owner != lib.name {
                     return Err(format!("ERR Function {} already exists", f.name));
                 }
@@ -60,7 +68,8 @@ impl Libraries {
         }
         self.remove(&lib.name.clone());
         for f in &lib.functions {
-            self.functions.insert(f.name.clone(), lib.name.clone());
+            self.functions
+                .insert(f.name.to_ascii_lowercase(), lib.name.clone());
         }
         self.libs.insert(lib.name.clone(), Arc::new(lib));
         Ok(())
@@ -69,7 +78,7 @@ impl Libraries {
     pub fn remove(&mut self, name: &str) -> Option<Arc<Library>> {
         let lib = self.libs.remove(name)?;
         for f in &lib.functions {
-            self.functions.remove(&f.name);
+            self.functions.remove(&f.name.to_ascii_lowercase());
         }
         Some(lib)
     }
