@@ -440,3 +440,26 @@ fn function_names_ignore_case() {
     );
     assert_eq!(c.call(&["FCALL", "G1", "0"]), bulk("g1"));
 }
+
+/// A library's `#!` line is split as Redis splits it, with its checks in Redis's order.
+#[test]
+fn library_metadata_is_read_as_redis_reads_it() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    let f = |name: &str| format!("\nredis.register_function('{name}', function() return 1 end)");
+    let cases: Vec<(String, Frame)> = vec![
+        (format!("#!lua name=x name=y{}", f("f1")), error("ERR Invalid metadata value, name argument was given multiple times")),
+        (format!("#!lua name=crlf\r{}", f("f2")), bulk("crlf")),
+        (format!("#!lua name='quoted'{}", f("f3")), bulk("quoted")),
+        (format!("#!lua NAME=upper{}", f("f4")), bulk("upper")),
+        ("#!lua name=nonewline".to_string(), error("ERR Invalid library metadata")),
+        ("#! lua name=x\n".to_string(), error("ERR Invalid metadata value given: lua")),
+        ("#!foo name=bad-name\n".to_string(), error("ERR Library names can only contain letters, numbers, or underscores(_) and must be at least one character long")),
+        ("#!foo\n".to_string(), error("ERR Library name was not given")),
+        ("#!foo name=ok\n".to_string(), error("ERR Engine 'foo' not found")),
+        ("#!lua name=\"unbalanced\n".to_string(), error("ERR Invalid library metadata")),
+    ];
+    for (code, expected) in cases {
+        assert_eq!(c.call(&["FUNCTION", "LOAD", &code]), expected, "{code}");
+    }
+}

@@ -1181,3 +1181,57 @@ fn keys_do_not_expire_while_a_script_runs() {
     // Afterwards the key has expired.
     assert_eq!(c.call(&["EXISTS", "k"]), Frame::Integer(0));
 }
+
+/// The `#!` line is split as Redis splits it (any whitespace, quotes) and read as a C string.
+#[test]
+fn shebang_lines_are_split_as_redis_splits_them() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    let cases: &[(&[u8], Frame)] = &[
+        (b"#!lua\r\nreturn 1", Frame::Integer(1)),
+        (b"#!lua\t\nreturn 1", Frame::Integer(1)),
+        (b"#!lua \"flags=no-writes\"\nreturn 1", Frame::Integer(1)),
+        (b"#!lua flags=\"no-writes\"\r\nreturn 1", Frame::Integer(1)),
+        (b"#!lua flags=\nreturn 1", Frame::Integer(1)),
+        (
+            b"#!lua flags=no-writes,\nreturn 1",
+            error("ERR Unexpected flag in script shebang: "),
+        ),
+        (
+            b"#!lua flags=a,,b\nreturn 1",
+            error("ERR Unexpected flag in script shebang: a"),
+        ),
+        (
+            b"#!lua flags=no-writes",
+            error("ERR Invalid script shebang"),
+        ),
+        (b"#!lua\0\nreturn 1", error("ERR Invalid script shebang")),
+        (
+            b"#! lua\nreturn 1",
+            error("ERR Unexpected engine in script shebang: #!"),
+        ),
+        (
+            b"#!lua \"unbalanced\nreturn 1",
+            error("ERR Invalid engine in script shebang"),
+        ),
+        (
+            b"#!lua foo=bar\nreturn 1",
+            error("ERR Unknown lua shebang option: foo=bar"),
+        ),
+    ];
+    for (body, expected) in cases {
+        let reply = c.call(&[&b"EVAL"[..], body, b"0"]);
+        assert_eq!(&reply, expected, "{}", String::from_utf8_lossy(body));
+    }
+    // Several flags= options add up.
+    match c.call(&[
+        &b"EVAL"[..],
+        b"#!lua flags=no-writes flags=allow-oom\nreturn redis.call('set','x','y')",
+        b"0",
+    ]) {
+        Frame::Error(e) => {
+            assert!(e.starts_with(b"ERR Write commands are not allowed from read-only scripts."))
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -21,6 +21,8 @@
 
 mod load;
 mod parse;
+/// sdssplitargs, for the other places Redis splits a line with it.
+pub(crate) use parse::split_args;
 mod rewrite;
 mod table;
 #[cfg(test)]

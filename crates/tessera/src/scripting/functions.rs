@@ -88,31 +88,44 @@ impl Libraries {
     }
 }
 
-/// Reads the `#!lua name=<lib>` first line: the library name and where the
-/// code's second line starts.
+/// Reads the `#!<engine> name=<lib>` first line, split as Redis splits it
+/// (quotes allowed, any whitespace), with Redis's checks in its order:
+/// the metadata, the name's characters, then the engine.
 pub fn parse_metadata(code: &[u8]) -> Result<String, String> {
     if !code.starts_with(b"#!") {
         return Err("ERR Missing library metadata".into());
     }
-    let end = memchr::memchr(b'\n', code).unwrap_or(code.len());
-    let line = String::from_utf8_lossy(&code[2..end]).into_owned();
-    let mut parts = line.split(' ').filter(|s| !s.is_empty());
-    let engine = parts.next().unwrap_or("");
-    let mut name = None;
-    for p in parts {
-        match p.strip_prefix("name=") {
-            Some(n) => name = Some(n.to_string()),
-            None => return Err(format!("ERR Invalid metadata value given: {p}")),
+    let invalid = || "ERR Invalid library metadata".to_string();
+    let end = super::shebang_end(code).ok_or_else(invalid)?;
+    let parts = match crate::config::split_args(&code[..end]) {
+        Some(parts) if !parts.is_empty() => parts,
+        _ => return Err(invalid()),
+    };
+    let engine = String::from_utf8_lossy(parts[0].get(2..).unwrap_or_default()).into_owned();
+    let mut name: Option<String> = None;
+    for p in &parts[1..] {
+        if p.len() >= 5 && p[..5].eq_ignore_ascii_case(b"name=") {
+            if name.is_some() {
+                return Err(
+                    "ERR Invalid metadata value, name argument was given multiple times".into(),
+                );
+            }
+            name = Some(String::from_utf8_lossy(&p[5..]).into_owned());
+            continue;
         }
-    }
-    if !engine.eq_ignore_ascii_case("lua") {
-        return Err(format!("ERR Engine '{engine}' not found"));
+        return Err(format!(
+            "ERR Invalid metadata value given: {}",
+            String::from_utf8_lossy(p)
+        ));
     }
     let Some(name) = name else {
         return Err("ERR Library name was not given".into());
     };
     if !valid_name(&name) {
         return Err(NAME_RULES.into());
+    }
+    if !engine.eq_ignore_ascii_case("lua") {
+        return Err(format!("ERR Engine '{engine}' not found"));
     }
     Ok(name)
 }

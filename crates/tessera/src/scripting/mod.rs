@@ -175,30 +175,50 @@ pub fn parse_shebang(body: &[u8]) -> Result<(ScriptFlags, usize), String> {
     if !body.starts_with(b"#!") {
         return Ok((ScriptFlags::default(), 0));
     }
-    let end = memchr::memchr(b'\n', body).unwrap_or(body.len());
-    let line = String::from_utf8_lossy(&body[2..end]).into_owned();
-    let mut parts = line.split(' ').filter(|s| !s.is_empty());
-    let engine = parts.next().unwrap_or("");
-    if engine != "lua" {
+    let Some(end) = shebang_end(body) else {
+        return Err("ERR Invalid script shebang".into());
+    };
+    let parts = match crate::config::split_args(&body[..end]) {
+        Some(parts) if !parts.is_empty() => parts,
+        _ => return Err("ERR Invalid engine in script shebang".into()),
+    };
+    if parts[0] != b"#!lua" {
         return Err(format!(
-            "ERR Unexpected engine in script shebang: #!{engine}"
+            "ERR Unexpected engine in script shebang: {}",
+            String::from_utf8_lossy(&parts[0])
         ));
     }
     let mut flags = ScriptFlags {
         shebang: true,
         ..ScriptFlags::default()
     };
-    for p in parts {
-        match p.strip_prefix("flags=") {
-            Some(list) => {
-                flags = ScriptFlags::parse_list(list)
-                    .map_err(|f| format!("ERR Unexpected flag in script shebang: {f}"))?;
-            }
-            None => return Err(format!("ERR Unknown lua shebang option: {p}")),
+    for p in &parts[1..] {
+        let Some(list) = p.strip_prefix(b"flags=") else {
+            return Err(format!(
+                "ERR Unknown lua shebang option: {}",
+                String::from_utf8_lossy(p)
+            ));
+        };
+        // (Split as sdssplitlen does: nothing for "", empty names kept.)
+        if list.is_empty() {
+            continue;
+        }
+        for name in list.split(|&c| c == b',') {
+            let name = String::from_utf8_lossy(name);
+            flags
+                .set(&name)
+                .map_err(|f| format!("ERR Unexpected flag in script shebang: {f}"))?;
         }
     }
     // The shebang line is kept as an (empty) line so line numbers match.
     Ok((flags, end))
+}
+
+/// Where the `#!` line of a script or library ends: its newline, looked
+/// for as Redis looks in a C string (not past a NUL byte).
+pub fn shebang_end(code: &[u8]) -> Option<usize> {
+    let text = &code[..memchr::memchr(0, code).unwrap_or(code.len())];
+    memchr::memchr(b'\n', text)
 }
 
 /// Redis's PRNG for `math.random`: the lrand48 recurrence, reseeded with 0
