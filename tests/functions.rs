@@ -463,3 +463,48 @@ fn library_metadata_is_read_as_redis_reads_it() {
         assert_eq!(c.call(&["FUNCTION", "LOAD", &code]), expected, "{code}");
     }
 }
+
+/// redis.register_function takes numbers where it wants strings and matches named arguments
+/// and flags ignoring case, as Redis does.
+#[test]
+fn register_function_arguments_as_redis_reads_them() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    let load = |c: &mut common::RawClient, code: &str| {
+        c.call(&[
+            "FUNCTION",
+            "LOAD",
+            "REPLACE",
+            &format!("#!lua name=tl\n{code}"),
+        ])
+    };
+    assert_eq!(
+        load(
+            &mut c,
+            "redis.register_function(1, function() return 1 end)"
+        ),
+        bulk("tl")
+    );
+    assert_eq!(c.call(&["FCALL", "1", "0"]), int(1));
+    assert_eq!(
+        load(&mut c, "redis.register_function{function_name=2, callback=function() return 2 end, description=3}"),
+        bulk("tl")
+    );
+    assert_eq!(c.call(&["FCALL", "2", "0"]), int(2));
+    assert_eq!(
+        load(&mut c, "redis.register_function{'f', function() end}"),
+        error("ERR Error registering functions: ERR unknown argument given to redis.register_function")
+    );
+    assert_eq!(
+        load(&mut c, "redis.register_function{FUNCTION_NAME='up', CALLBACK=function() return 3 end, FLAGS={'NO-WRITES'}}"),
+        bulk("tl")
+    );
+    assert_eq!(c.call(&["FCALL_RO", "up", "0"]), int(3));
+    assert_eq!(
+        load(
+            &mut c,
+            "redis.register_function{function_name='fl', callback=function() end, flags={1}}"
+        ),
+        error("ERR Error registering functions: ERR unknown flag given")
+    );
+}

@@ -247,6 +247,17 @@ fn load_env(vm: &Vm, registered: &Registered) -> mlua::Result<(Table, Table)> {
 
 /// Parses `redis.register_function(name, fn)` or the named-arguments
 /// table form.
+/// A value Lua's `lua_isstring` accepts (a string or a number, which
+/// Redis reads as its text).
+fn lua_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.to_string_lossy()),
+        Value::Integer(i) => Some(super::convert::lua_number_text(*i as f64)),
+        Value::Number(n) => Some(super::convert::lua_number_text(*n)),
+        _ => None,
+    }
+}
+
 fn register_args(args: MultiValue) -> mlua::Result<(FunctionMeta, Function)> {
     let args: Vec<Value> = args.into_iter().collect();
     match args.as_slice() {
@@ -260,31 +271,32 @@ fn register_args(args: MultiValue) -> mlua::Result<(FunctionMeta, Function)> {
             };
             for pair in t.pairs::<Value, Value>() {
                 let (k, v) = pair?;
-                let key = match &k {
-                    Value::String(s) => s.to_string_lossy(),
-                    _ => return Err(lua_err("ERR named argument key given to redis.register_function is not a string")),
+                // (Keys and flag names are matched ignoring case, and numbers
+                // pass for strings, as in Redis.)
+                let Some(key) = lua_text(&k) else {
+                    return Err(lua_err("ERR named argument key given to redis.register_function is not a string"));
                 };
-                match key.as_str() {
-                    "function_name" => match v {
-                        Value::String(s) => name = Some(s.to_string_lossy()),
-                        _ => return Err(lua_err("ERR function_name argument given to redis.register_function must be a string")),
+                match key.to_ascii_lowercase().as_str() {
+                    "function_name" => match lua_text(&v) {
+                        Some(s) => name = Some(s),
+                        None => return Err(lua_err("ERR function_name argument given to redis.register_function must be a string")),
                     },
                     "callback" => match v {
                         Value::Function(f) => callback = Some(f),
                         _ => return Err(lua_err("ERR callback argument given to redis.register_function must be a function")),
                     },
-                    "description" => match v {
-                        Value::String(s) => description = Some(s.to_string_lossy()),
-                        _ => return Err(lua_err("ERR description argument given to redis.register_function must be a string")),
+                    "description" => match lua_text(&v) {
+                        Some(s) => description = Some(s),
+                        None => return Err(lua_err("ERR description argument given to redis.register_function must be a string")),
                     },
                     "flags" => match v {
                         Value::Table(ft) => {
                             for f in ft.sequence_values::<Value>() {
-                                match f? {
-                                    Value::String(s) => flags
-                                        .set(&s.to_string_lossy())
+                                match lua_text(&f?) {
+                                    Some(s) => flags
+                                        .set(&s.to_ascii_lowercase())
                                         .map_err(|_| lua_err("ERR unknown flag given"))?,
-                                    _ => return Err(lua_err("ERR unknown flag given")),
+                                    None => return Err(lua_err("ERR unknown flag given")),
                                 }
                             }
                         }
@@ -311,13 +323,12 @@ fn register_args(args: MultiValue) -> mlua::Result<(FunctionMeta, Function)> {
         }
         [_] => Err(lua_err("ERR calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).")),
         [n, f] => {
-            let Value::String(n) = n else {
+            let Some(name) = lua_text(n) else {
                 return Err(lua_err("ERR first argument to redis.register_function must be a string"));
             };
             let Value::Function(f) = f else {
                 return Err(lua_err("ERR second argument to redis.register_function must be a function"));
             };
-            let name = n.to_string_lossy();
             check_function_name(&name)?;
             Ok((
                 FunctionMeta {
