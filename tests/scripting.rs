@@ -1235,3 +1235,114 @@ fn shebang_lines_are_split_as_redis_splits_them() {
         other => panic!("{other:?}"),
     }
 }
+
+/// The error statistics of scripts as Redis keeps them: a command's error counts once (where
+/// it happens, not again when the script raises or returns it), error tables a script returns
+/// count under their code (ERR when the first word is not within 32 bytes), commands refused
+/// from a script count as rejected, and the script's own command fails only when its reply is
+/// an error.
+#[test]
+fn script_errors_count_once_as_redis_counts_them() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    let mut admin = s.raw();
+    c.call(&["SET", "str", "x"]);
+    let stats = |admin: &mut common::RawClient| -> Vec<String> {
+        let Frame::Bulk(info) = admin.call(&["INFO", "all"]) else {
+            panic!("INFO is a bulk string")
+        };
+        let mut lines: Vec<String> = String::from_utf8_lossy(&info)
+            .lines()
+            .filter(|l| {
+                l.starts_with("errorstat_")
+                    || l.starts_with("total_error_replies")
+                    || (l.starts_with("cmdstat_")
+                        && !(l.contains("rejected_calls=0") && l.contains("failed_calls=0")))
+            })
+            .map(|l| match l.split_once(":calls=") {
+                // Only the counts that matter here.
+                Some((name, rest)) => {
+                    let tail = rest.split_once(",rejected_calls=").map_or("", |(_, t)| t);
+                    format!("{name}:rejected_calls={tail}")
+                }
+                None => l.to_string(),
+            })
+            .collect();
+        lines.sort();
+        lines
+    };
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "return {err='MYERR x'}",
+            &[
+                "cmdstat_eval:rejected_calls=0,failed_calls=1",
+                "errorstat_MYERR:count=1",
+                "total_error_replies:1",
+            ],
+        ),
+        (
+            "return {err='x'}",
+            &[
+                "cmdstat_eval:rejected_calls=0,failed_calls=1",
+                "errorstat_ERR:count=1",
+                "total_error_replies:1",
+            ],
+        ),
+        (
+            "return redis.call('incr','str')",
+            &[
+                "cmdstat_eval:rejected_calls=0,failed_calls=1",
+                "cmdstat_incr:rejected_calls=0,failed_calls=1",
+                "errorstat_ERR:count=1",
+                "total_error_replies:1",
+            ],
+        ),
+        (
+            "return redis.pcall('incr','str')",
+            &[
+                "cmdstat_eval:rejected_calls=0,failed_calls=1",
+                "cmdstat_incr:rejected_calls=0,failed_calls=1",
+                "errorstat_ERR:count=1",
+                "total_error_replies:1",
+            ],
+        ),
+        (
+            "local e = redis.pcall('incr','str') return 1",
+            &[
+                "cmdstat_incr:rejected_calls=0,failed_calls=1",
+                "errorstat_ERR:count=1",
+                "total_error_replies:1",
+            ],
+        ),
+        (
+            "return redis.pcall('get')",
+            &[
+                "cmdstat_eval:rejected_calls=0,failed_calls=1",
+                "cmdstat_get:rejected_calls=1,failed_calls=0",
+                "errorstat_ERR:count=1",
+                "total_error_replies:1",
+            ],
+        ),
+        (
+            "error('boom')",
+            &[
+                "cmdstat_eval:rejected_calls=0,failed_calls=1",
+                "errorstat_ERR:count=1",
+                "total_error_replies:1",
+            ],
+        ),
+        (
+            "return {1, {err='NESTED z'}}",
+            &[
+                "cmdstat_eval:rejected_calls=0,failed_calls=1",
+                "errorstat_NESTED:count=1",
+                "total_error_replies:1",
+            ],
+        ),
+    ];
+    for (script, expected) in cases {
+        admin.call(&["CONFIG", "RESETSTAT"]);
+        c.call(&["EVAL", script, "0"]);
+        assert_eq!(stats(&mut admin), *expected, "{script}");
+    }
+}

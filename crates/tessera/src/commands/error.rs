@@ -32,6 +32,10 @@ pub enum CmdError {
     /// Any other message, already carrying its code (`ERR ...`).
     #[error("{0}")]
     Msg(Cow<'static, str>),
+    /// A message already counted in the error statistics where it arose (a
+    /// script's error raised by `redis.call`): replied, not counted again.
+    #[error("{0}")]
+    Counted(String),
 }
 
 impl CmdError {

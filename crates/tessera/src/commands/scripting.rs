@@ -352,6 +352,9 @@ struct CallState<'s, 'c> {
     numbers: Vec<u8>,
     /// Used memory was over maxmemory when the script started.
     oom_at_start: bool,
+    /// The last `redis.call` failed with an error already counted in the
+    /// error statistics (a rejection, or the command's own error).
+    error_counted: bool,
 }
 
 thread_local! {
@@ -397,6 +400,12 @@ thread_local! {
     /// The protocol of the client running the script (what it is sent
     /// directly, like pub/sub messages, is encoded in it).
     static CALLER_PROTOCOL: Cell<Protocol> = const { Cell::new(Protocol::Resp2) };
+}
+
+/// Whether the script that just ran replied with an error counted earlier
+/// (one a redis.call returned): its command failed all the same.
+pub fn take_quiet_failure() -> bool {
+    convert::take_quiet_failure()
 }
 
 /// The protocol of the client whose script runs on this thread.
@@ -644,6 +653,7 @@ pub fn run_function(
         },
         numbers: Vec::new(),
         oom_at_start: srv.config.maxmemory() > 0 && srv.used_memory() > srv.config.maxmemory(),
+        error_counted: false,
     };
     let out: &mut ReplyBuf = out;
     CALLER_PROTOCOL.with(|c| c.set(out.protocol));
@@ -681,16 +691,25 @@ pub fn run_function(
     }
     srv.scripts.kill.store(false, Relaxed);
 
+    // Error replies in what the script returned count now, as Redis counts
+    // them when it writes them (those from redis.call already did).
+    for code in convert::take_uncounted_errors() {
+        ctx.client.worker.count_error(&code);
+    }
     match result {
         Err(e) | Ok(Err(e)) => Err(CmdError::msg(e)),
         Ok(Ok(None)) => Ok(()),
-        Ok(Ok(Some((msg, src)))) => {
+        Ok(Ok(Some((msg, src, counted)))) => {
             let text = convert::error_text(&msg);
             let mut text = String::from_utf8_lossy(&text).into_owned();
             if let Some((source, line)) = src {
                 text = format!("{text} script: {}, on {}:{}.", spec.sha, source, line);
             }
-            Err(CmdError::msg(text))
+            Err(if counted {
+                CmdError::Counted(text)
+            } else {
+                CmdError::msg(text)
+            })
         }
     }
 }
@@ -740,14 +759,17 @@ unsafe fn redis_call(state: *mut mlua::ffi::lua_State, raise: bool) -> c_int {
             st.scratch
                 .buf
                 .extend_from_slice(b"ERR internal error running the command from the script");
+            st.error_counted = false;
             false
         });
+        // A command's error reply was counted by the dispatcher.
+        let counted = if ok { true } else { st.error_counted };
         let buf = &st.scratch.buf;
-        (ok, buf.as_ptr(), buf.len())
+        (ok, buf.as_ptr(), buf.len(), counted)
     });
-    let (ok, ptr, len) = match outcome {
+    let (ok, ptr, len, counted) = match outcome {
         Some(o) => o,
-        None => (false, NOT_RUNNING.as_ptr(), NOT_RUNNING.len()),
+        None => (false, NOT_RUNNING.as_ptr(), NOT_RUNNING.len(), false),
     };
     // Phase two.
     // SAFETY: `ptr..ptr+len` is the scratch buffer of the running script
@@ -766,12 +788,12 @@ unsafe fn redis_call(state: *mut mlua::ffi::lua_State, raise: bool) -> c_int {
             // adds the script line; pcall hands scripts the text).
             Some(text) if raise => {
                 ffi::lua_settop(state, 0);
-                convert::push_tagged(state, b"err", text);
+                convert::push_error_table(state, text, counted);
                 ffi::lua_error(state)
             }
             Some(text) => {
                 ffi::lua_settop(state, 0);
-                convert::push_tagged(state, b"err", text);
+                convert::push_error_table(state, text, counted);
             }
             None => {
                 ffi::lua_settop(state, 0);
@@ -790,9 +812,33 @@ unsafe fn redis_call(state: *mut mlua::ffi::lua_State, raise: bool) -> c_int {
 /// `state` must be a valid Lua state.
 unsafe fn call_on_stack(state: *mut mlua::ffi::lua_State, st: &mut CallState) -> bool {
     use mlua::ffi;
-    fn fail(scratch: &mut ReplyBuf, msg: &str) -> bool {
+    /// An error of the Lua call itself, before any command is looked at
+    /// (counted only if the script replies with it).
+    fn fail(st: &mut CallState, msg: &str) -> bool {
+        st.scratch.buf.clear();
+        st.scratch.buf.extend_from_slice(msg.as_bytes());
+        st.error_counted = false;
+        false
+    }
+    // (Called with the fields it needs: the arguments borrow `numbers`.)
+    /// A command refused from the script: counted at once in errorstats,
+    /// and as a rejected call of the command when it is known, as Redis
+    /// counts it.
+    fn reject(
+        scratch: &mut ReplyBuf,
+        counted: &mut bool,
+        worker: &crate::server::stats::WorkerStats,
+        id: Option<usize>,
+        msg: &str,
+    ) -> bool {
+        worker.count_error(dispatch::error_code(msg));
+        worker.errors_since_last_look();
+        if let Some(id) = id {
+            worker.commands[id].rejected.add(1);
+        }
         scratch.buf.clear();
         scratch.buf.extend_from_slice(msg.as_bytes());
+        *counted = true;
         false
     }
     // SAFETY (all FFI calls below): `state` is valid; lua_gettop, lua_type,
@@ -801,7 +847,7 @@ unsafe fn call_on_stack(state: *mut mlua::ffi::lua_State, st: &mut CallState) ->
     let n = unsafe { ffi::lua_gettop(state) };
     if n <= 0 {
         return fail(
-            &mut st.scratch,
+            st,
             "ERR Please specify at least one argument for this redis lib call",
         );
     }
@@ -819,7 +865,7 @@ unsafe fn call_on_stack(state: *mut mlua::ffi::lua_State, st: &mut CallState) ->
             }
             _ => {
                 return fail(
-                    &mut st.scratch,
+                    st,
                     "ERR Lua redis lib command arguments must be strings or integers",
                 )
             }
@@ -842,8 +888,11 @@ unsafe fn call_on_stack(state: *mut mlua::ffi::lua_State, st: &mut CallState) ->
         }
     }
     let Some((mut id, mut spec)) = super::lookup(args[0]) else {
-        return fail(
+        return reject(
             &mut st.scratch,
+            &mut st.error_counted,
+            &st.client.worker,
+            None,
             "ERR Unknown Redis command called from script",
         );
     };
@@ -854,29 +903,41 @@ unsafe fn call_on_stack(state: *mut mlua::ffi::lua_State, st: &mut CallState) ->
                 spec = sub;
             }
             None => {
-                return fail(
+                return reject(
                     &mut st.scratch,
+                    &mut st.error_counted,
+                    &st.client.worker,
+                    None,
                     "ERR Unknown Redis command called from script",
                 )
             }
         }
     }
     if !spec.arity_ok(args.len()) {
-        return fail(
+        return reject(
             &mut st.scratch,
+            &mut st.error_counted,
+            &st.client.worker,
+            Some(id),
             "ERR Wrong number of args calling Redis command from script",
         );
     }
     if spec.has(NOSCRIPT) {
-        return fail(
+        return reject(
             &mut st.scratch,
+            &mut st.error_counted,
+            &st.client.worker,
+            Some(id),
             "ERR This Redis command is not allowed from script",
         );
     }
     if spec.has(WRITE) {
         if st.read_only {
-            return fail(
+            return reject(
                 &mut st.scratch,
+                &mut st.error_counted,
+                &st.client.worker,
+                Some(id),
                 "ERR Write commands are not allowed from read-only scripts.",
             );
         }
@@ -888,8 +949,11 @@ unsafe fn call_on_stack(state: *mut mlua::ffi::lua_State, st: &mut CallState) ->
             && st.oom_at_start
             && !st.srv.scripts.wrote.load(Relaxed)
         {
-            return fail(
+            return reject(
                 &mut st.scratch,
+                &mut st.error_counted,
+                &st.client.worker,
+                Some(id),
                 "OOM command not allowed when used memory > 'maxmemory'.",
             );
         }

@@ -47,6 +47,26 @@ pub unsafe fn push_tagged(state: *mut ffi::lua_State, key: &[u8], text: &[u8]) {
     }
 }
 
+/// Pushes the {err=...} table of a failed `redis.call`. `counted`: the
+/// error is already in the error statistics, which the table says as
+/// Redis's does (`ignore_error_stats_update`), so that a script replying
+/// with it or raising it does not count it again.
+///
+/// # Safety
+/// Valid state with three free stack slots.
+pub unsafe fn push_error_table(state: *mut ffi::lua_State, text: &[u8], counted: bool) {
+    // SAFETY: valid state (caller contract); the table is new, so the raw
+    // sets cannot meet a metamethod.
+    unsafe {
+        push_tagged(state, b"err", text);
+        if counted {
+            ffi::lua_pushstring(state, c"ignore_error_stats_update".as_ptr());
+            ffi::lua_pushboolean(state, 1);
+            ffi::lua_rawset(state, -3);
+        }
+    }
+}
+
 /// Pushes a command reply (as this server's encoder wrote it) as the Lua
 /// value Redis 7.0 gives scripts. RESP2: integers → numbers, bulk →
 /// strings, nulls → false, arrays → tables, status → {ok=}, error →
@@ -179,7 +199,9 @@ unsafe fn push_value(state: *mut ffi::lua_State, buf: &[u8], pos: &mut usize) {
 }
 
 /// A script's error: its text and the source line it came from.
-pub type ScriptError = (Vec<u8>, Option<(String, i64)>);
+/// A script's error: its text, where it was raised, and whether it is
+/// already in the error statistics (raised by `redis.call`).
+pub type ScriptError = (Vec<u8>, Option<(String, i64)>, bool);
 
 /// Deeper than Lua's stack allows (LUAI_MAXCSTACK is 8000 slots, and each
 /// level takes at least one).
@@ -276,8 +298,17 @@ unsafe fn write_table(state: *mut ffi::lua_State, t: c_int, out: &mut ReplyBuf, 
         let top = ffi::lua_gettop(state);
         let restore = |state| ffi::lua_settop(state, top);
         if raw_field(state, t, b"err") == ffi::LUA_TSTRING {
-            out.error(&error_text(stack_bytes(state, -1)));
-            return restore(state);
+            let text = error_text(stack_bytes(state, -1));
+            out.error(&text);
+            restore(state);
+            if error_already_counted(state, t) {
+                QUIET_FAILURE.with(|f| f.set(true));
+            } else {
+                let text = String::from_utf8_lossy(&text);
+                let code = crate::server::dispatch::error_code(&text).to_string();
+                UNCOUNTED_ERRORS.with(|e| e.borrow_mut().push(code));
+            }
+            return;
         }
         ffi::lua_settop(state, top);
         if raw_field(state, t, b"ok") == ffi::LUA_TSTRING {
@@ -395,8 +426,9 @@ pub unsafe fn script_error(state: *mut ffi::lua_State, t: c_int) -> ScriptError 
             };
             let mut msg = b"ERR ".to_vec();
             msg.extend_from_slice(&text);
-            return (msg, None);
+            return (msg, None, false);
         }
+        let counted = error_already_counted(state, t);
         // The three fields are pushed before anything is copied out, so no
         // Rust value is alive while a push could raise.
         let top = ffi::lua_gettop(state);
@@ -419,7 +451,7 @@ pub unsafe fn script_error(state: *mut ffi::lua_State, t: c_int) -> ScriptError 
             (source, line)
         });
         ffi::lua_settop(state, top);
-        (msg, src)
+        (msg, src, counted)
     }
 }
 
@@ -696,4 +728,36 @@ pub fn build_redis_table(lua: &Lua) -> mlua::Result<Table> {
 thread_local! {
     /// The protocol `redis.call` replies are parsed in (redis.setresp).
     pub static SCRIPT_RESP: std::cell::Cell<u8> = const { std::cell::Cell::new(2) };
+    /// Error codes of the error replies a script's reply holds that are not
+    /// yet in the error statistics (the caller counts them).
+    static UNCOUNTED_ERRORS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// An error reply already counted was written (see `take_quiet_failure`).
+    static QUIET_FAILURE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether [`write_reply`] wrote an error reply that was already in the
+/// error statistics, since the last call.
+pub fn take_quiet_failure() -> bool {
+    QUIET_FAILURE.with(|f| f.replace(false))
+}
+
+/// Takes the codes of the errors written by [`write_reply`] since the last
+/// call that are not yet in the error statistics.
+pub fn take_uncounted_errors() -> Vec<String> {
+    UNCOUNTED_ERRORS.with(|e| std::mem::take(&mut *e.borrow_mut()))
+}
+
+/// Whether the table at `t` says its error is already counted.
+///
+/// # Safety
+/// Valid state, `t` an absolute index of a table, one free stack slot.
+unsafe fn error_already_counted(state: *mut ffi::lua_State, t: c_int) -> bool {
+    // SAFETY: caller contract; a raw get, stack restored.
+    unsafe {
+        let top = ffi::lua_gettop(state);
+        let counted = raw_field(state, t, b"ignore_error_stats_update") == ffi::LUA_TBOOLEAN
+            && ffi::lua_toboolean(state, -1) != 0;
+        ffi::lua_settop(state, top);
+        counted
+    }
 }

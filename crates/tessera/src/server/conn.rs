@@ -557,6 +557,11 @@ fn count_unblocked(client: &Client, failed: bool) {
             stats.failed.add(1);
         }
     }
+    if failed {
+        // The UNBLOCKED error reply counts in errorstats, as any.
+        client.worker.count_error("UNBLOCKED");
+        client.worker.errors_since_last_look();
+    }
 }
 
 /// Moves messages other clients sent (pub/sub, invalidations) into the

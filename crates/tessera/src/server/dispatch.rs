@@ -208,12 +208,15 @@ fn reject(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, e: &CmdErr
             "EXECABORT Transaction discarded because of: {reason}"
         ));
         reply_error(srv, client, out, &abort);
+        client.worker.errors_since_last_look();
         return;
     }
     if client.multi.active {
         client.multi.dirty_queue = true;
     }
     reply_error(srv, client, out, e);
+    // (A refusal is the command's end: later failures are not its.)
+    client.worker.errors_since_last_look();
 }
 
 /// Commands that act at once even between MULTI and EXEC.
@@ -310,9 +313,17 @@ pub fn call(
     if !client.rerunning {
         client.worker.commands_processed.add(1);
     }
+    // As Redis: a command failed when an error reply was counted since the
+    // last command (a script's own commands included) ended, or when it
+    // replied with an error counted earlier (one a script's redis.call
+    // raised: `errors_since_last_look` does not see it).
+    let quiet_failure =
+        matches!(result, Err(CmdError::Counted(_))) || commands::scripting::take_quiet_failure();
     if let Err(e) = result {
-        stats.failed.add(1);
         reply_error(srv, client, out, &e);
+    }
+    if client.worker.errors_since_last_look() || quiet_failure {
+        stats.failed.add(1);
     }
 
     if srv.monitor_count.load(Relaxed) > 0
@@ -439,9 +450,21 @@ fn unknown_command(args: &[&[u8]]) -> CmdError {
 
 fn reply_error(_srv: &ServerState, client: &Client, out: &mut ReplyBuf, e: &CmdError) {
     let text = e.to_string();
-    let code = text.split(' ').next().unwrap_or("ERR");
-    client.worker.count_error(code);
+    if !matches!(e, CmdError::Counted(_)) {
+        client.worker.count_error(error_code(&text));
+    }
     out.error(text.as_bytes());
+}
+
+/// The code errorstats files an error text under, as Redis finds it: the
+/// first word when a space comes within the first 32 bytes, else ERR.
+pub fn error_code(text: &str) -> &str {
+    // (Redis looks at 32 bytes of the reply, its '-' included.)
+    let head = &text.as_bytes()[..text.len().min(31)];
+    match head.iter().position(|&c| c == b' ') {
+        Some(at) => &text[..at],
+        None => "ERR",
+    }
 }
 
 fn finish_reply_mode(client: &mut Client, out: &mut ReplyBuf, mark: usize) {

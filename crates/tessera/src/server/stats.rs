@@ -23,6 +23,10 @@ impl OwnedCounter {
     pub fn reset(&self) {
         self.0.store(0, Relaxed);
     }
+    #[inline]
+    pub fn set(&self, v: u64) {
+        self.0.store(v, Relaxed);
+    }
 }
 
 #[derive(Default, Debug)]
@@ -166,6 +170,12 @@ pub struct WorkerStats {
     /// Indexed by command id (see `commands::command_id`).
     pub commands: Box<[CommandCounters]>,
     pub errors: Mutex<HashMap<String, u64>>,
+    /// Error replies counted so far (never reset).
+    pub error_replies: OwnedCounter,
+    /// `error_replies` when the last command ended (or was refused): a
+    /// command during which more were counted, and not by a command it ran
+    /// itself (a script's), failed, as Redis's `prev_err_count` decides.
+    pub errors_seen: OwnedCounter,
     pub net_input_bytes: OwnedCounter,
     pub net_output_bytes: OwnedCounter,
     pub commands_processed: OwnedCounter,
@@ -182,6 +192,8 @@ impl WorkerStats {
         WorkerStats {
             commands: (0..ncommands).map(|_| CommandCounters::default()).collect(),
             errors: Mutex::new(HashMap::new()),
+            error_replies: OwnedCounter::default(),
+            errors_seen: OwnedCounter::default(),
             net_input_bytes: OwnedCounter::default(),
             net_output_bytes: OwnedCounter::default(),
             commands_processed: OwnedCounter::default(),
@@ -195,6 +207,16 @@ impl WorkerStats {
 
     pub fn count_error(&self, code: &str) {
         *self.errors.lock().entry(code.to_string()).or_insert(0) += 1;
+        self.error_replies.add(1);
+    }
+
+    /// Whether error replies were counted since the last call of this
+    /// (then it catches up).
+    pub fn errors_since_last_look(&self) -> bool {
+        let total = self.error_replies.get();
+        let new = total != self.errors_seen.get();
+        self.errors_seen.set(total);
+        new
     }
 
     pub fn reset(&self) {
