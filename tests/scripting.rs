@@ -1346,3 +1346,44 @@ fn script_errors_count_once_as_redis_counts_them() {
         assert_eq!(stats(&mut admin), *expected, "{script}");
     }
 }
+
+/// Library functions see `redis` without the EVAL-only helpers, and a short verbatim format is
+/// padded with spaces, as in Redis 7.0.
+#[test]
+fn function_redis_table_and_verbatim_format() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    c.call(&[
+        "FUNCTION",
+        "LOAD",
+        "#!lua name=tc\nredis.register_function('tc', function() return {type(redis.breakpoint), type(redis.debug), type(redis.replicate_commands), type(redis.call)} end)",
+    ]);
+    assert_eq!(
+        c.call(&["FCALL", "tc", "0"]),
+        Frame::Array(vec![
+            bulk("nil"),
+            bulk("nil"),
+            bulk("nil"),
+            bulk("function")
+        ])
+    );
+    assert_eq!(
+        c.call(&[
+            "EVAL",
+            "return {type(redis.breakpoint), type(redis.replicate_commands)}",
+            "0"
+        ]),
+        Frame::Array(vec![bulk("function"), bulk("function")])
+    );
+    assert!(matches!(c.call(&["HELLO", "3"]), Frame::Map(_)));
+    c.send(&[
+        "EVAL",
+        "redis.setresp(3) return {verbatim_string={format='tx', string='x'}}",
+        "0",
+    ]);
+    let mut raw = [0u8; 11];
+    use std::io::Read;
+    let mut stream = c.stream();
+    stream.read_exact(&mut raw).expect("the verbatim reply");
+    assert_eq!(&raw, b"=5\r\ntx :x\r\n");
+}

@@ -336,13 +336,15 @@ unsafe fn write_table(state: *mut ffi::lua_State, t: c_int, out: &mut ReplyBuf, 
         }
         ffi::lua_settop(state, top);
         // Both fields must be strings, or the table is read as what follows
-        // (as Redis does); the format is its first three bytes.
+        // (as Redis does); the format is its first three bytes, read as a C
+        // string and padded with spaces.
         if raw_field(state, t, b"verbatim_string") == ffi::LUA_TTABLE
             && raw_field(state, top + 1, b"format") == ffi::LUA_TSTRING
             && raw_field(state, top + 1, b"string") == ffi::LUA_TSTRING
         {
-            let mut fmt = [0u8; 3];
-            for (d, s) in fmt.iter_mut().zip(stack_bytes(state, top + 2)) {
+            let mut fmt = [b' '; 3];
+            let given = c_str(stack_bytes(state, top + 2));
+            for (d, s) in fmt.iter_mut().zip(given) {
                 *d = *s;
             }
             out.verbatim(&fmt, stack_bytes(state, top + 3));

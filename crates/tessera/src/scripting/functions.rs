@@ -183,7 +183,7 @@ pub fn load(vm: &mut Vm, name: &str, code: &[u8]) -> Result<(Library, Vec<Functi
     // Once loaded, the library's functions see the whole redis API and
     // every global.
     let see_globals = || -> mlua::Result<()> {
-        inner.raw_set("redis", vm.redis_ro.clone())?;
+        inner.raw_set("redis", vm.redis_fn_ro.clone())?;
         let mt = lua.create_table()?;
         mt.raw_set("__index", vm.globals.clone())?;
         inner.set_metatable(Some(mt));

@@ -267,8 +267,12 @@ pub struct Vm {
     /// The read-only proxy used as every script's environment.
     pub env: Table,
     pub redis: Table,
-    /// The read-only view of `redis` scripts and libraries see.
+    /// The read-only view of `redis` scripts see.
     pub redis_ro: Table,
+    /// What library functions see as `redis`: the same without the
+    /// EVAL-only helpers (breakpoint, debug, replicate_commands), as in
+    /// Redis 7.0.
+    pub redis_fn_ro: Table,
     /// Libraries loaded into this state: library → function → callback.
     pub loaded_libraries: HashMap<String, HashMap<String, RegistryKey>>,
     /// The state's main thread, where scripts run (for the timeout hook).
@@ -608,6 +612,16 @@ impl Vm {
             }
         }
         let redis_ro: Table = readonly.call((redis.clone(), false))?;
+        let redis_fn = lua.create_table()?;
+        for pair in redis.pairs::<Value, Value>() {
+            let (k, v) = pair?;
+            let eval_only = matches!(&k, Value::String(s)
+                if matches!(s.as_bytes().as_ref(), b"breakpoint" | b"debug" | b"replicate_commands"));
+            if !eval_only {
+                redis_fn.raw_set(k, v)?;
+            }
+        }
+        let redis_fn_ro: Table = readonly.call((redis_fn.clone(), false))?;
         globals.raw_set("redis", redis_ro.clone())?;
         let env: Table = readonly.call((globals.clone(), true))?;
         // What Redis 7.0 does not offer scripts, and `_G` as the read-only
@@ -634,6 +648,7 @@ impl Vm {
             env,
             redis,
             redis_ro,
+            redis_fn_ro,
             loaded_libraries: HashMap::new(),
             lua,
         })
