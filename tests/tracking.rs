@@ -263,3 +263,21 @@ fn client_list_tracking_flags() {
     let line = String::from_utf8_lossy(&line).into_owned();
     assert!(line.contains(" flags=tB "), "{line}");
 }
+
+/// A script's reads make Redis remember the keys the script declared, not the keys it read;
+/// EVAL_RO with no declared keys remembers nothing.
+#[test]
+fn scripts_track_their_declared_keys() {
+    let s = TestServer::start();
+    let mut c = resp3(&s);
+    let mut writer = s.raw();
+    assert_eq!(c.call(&["CLIENT", "TRACKING", "on"]), simple("OK"));
+    c.call(&["EVAL", "return redis.call('get', 'read')", "1", "declared"]);
+    writer.call(&["SET", "read", "1"]);
+    writer.call(&["SET", "declared", "1"]);
+    assert_eq!(c.read_frame(), invalidate(&["declared"]));
+    c.call(&["EVAL_RO", "return redis.call('get', 'ro')", "0"]);
+    writer.call(&["SET", "ro", "1"]);
+    // Nothing for `ro`: the next thing the client gets is PING's reply.
+    assert_eq!(c.call(&["PING"]), simple("PONG"));
+}

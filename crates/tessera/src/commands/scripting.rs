@@ -402,6 +402,17 @@ thread_local! {
     static CALLER_PROTOCOL: Cell<Protocol> = const { Cell::new(Protocol::Resp2) };
 }
 
+thread_local! {
+    /// A read-only command ran inside the running script.
+    static SCRIPT_READ: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Notes that the running script read keys: for a tracking client, Redis
+/// then remembers the keys the script declared (not those it read).
+pub fn note_script_read() {
+    SCRIPT_READ.with(|r| r.set(true));
+}
+
 /// Whether the script that just ran replied with an error counted earlier
 /// (one a redis.call returned): its command failed all the same.
 pub fn take_quiet_failure() -> bool {
@@ -657,6 +668,7 @@ pub fn run_function(
     };
     let out: &mut ReplyBuf = out;
     CALLER_PROTOCOL.with(|c| c.set(out.protocol));
+    SCRIPT_READ.with(|r| r.set(false));
     let result = {
         let _current = CurrentRun::start(&mut state);
         scripting::with_vm(&srv.scripts, |vm| -> Result<Option<ScriptError>, String> {
@@ -673,6 +685,11 @@ pub fn run_function(
             }
         })
     };
+    // (Still holding the declared keys' shards: no write can slip between
+    // the script's reads and this.)
+    if SCRIPT_READ.with(|r| r.replace(false)) && state.client.tracking.on {
+        crate::server::tracking::remember_keys(srv, state.client, keys);
+    }
     let mut scratch = std::mem::take(&mut state.scratch.buf);
     scratch.clear();
     if scratch.capacity() <= 64 * 1024 {

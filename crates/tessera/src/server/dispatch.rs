@@ -262,8 +262,16 @@ pub fn call(
     // racing with it on another thread then always finds the entry and
     // invalidates (remembering after the read could miss it and leave a
     // stale cached value).
-    if client.tracking.on && cmd.has(flags::READONLY) {
-        if let Ok(idx) = cmd.key_indices(args) {
+    // As Redis: a read inside a script remembers the keys the script
+    // declared (see `scripting::note_script_read`), and the read-only
+    // script commands themselves remember nothing.
+    if client.tracking.on
+        && cmd.has(flags::READONLY)
+        && !matches!(cmd.name, "eval_ro" | "evalsha_ro" | "fcall_ro")
+    {
+        if commands::scripting::in_script() {
+            commands::scripting::note_script_read();
+        } else if let Ok(idx) = cmd.key_indices(args) {
             let keys: Vec<&[u8]> = idx.iter().filter_map(|&i| args.get(i).copied()).collect();
             super::tracking::remember_keys(srv, client, &keys);
         }
