@@ -1387,3 +1387,60 @@ fn function_redis_table_and_verbatim_format() {
     stream.read_exact(&mut raw).expect("the verbatim reply");
     assert_eq!(&raw, b"=5\r\ntx :x\r\n");
 }
+
+/// What scripts can reach stays read-only: pairs over a library hands out the read-only view,
+/// code a script loads runs in the scripts' environment (so it cannot change existing globals
+/// either), and a chunk named like the server's own prelude can still be killed.
+#[test]
+fn loaded_code_and_library_tables_stay_read_only() {
+    let s = if common::target_is_redis() {
+        TestServer::start()
+    } else {
+        TestServer::start_with(&["--threads", "2"])
+    };
+    let mut c = s.raw();
+    let readonly = |r: Frame| match r {
+        Frame::Error(e) => assert!(
+            String::from_utf8_lossy(&e).contains("Attempt to modify a readonly table"),
+            "{}",
+            String::from_utf8_lossy(&e)
+        ),
+        other => panic!("expected a readonly error, got {other:?}"),
+    };
+    readonly(c.call(&[
+        "EVAL",
+        "local _, S = pairs(string) S.byte = function() return 0 end return 1",
+        "0",
+    ]));
+    readonly(c.call(&[
+        "EVAL",
+        "local _, m = pairs(getmetatable('')) m.__index = {} return 1",
+        "0",
+    ]));
+    readonly(c.call(&["EVAL", "loadstring('pcall = nil')() return 1", "0"]));
+    assert_eq!(
+        c.call(&["EVAL", "return type(pcall)", "0"]),
+        bulk("function")
+    );
+    assert_eq!(
+        c.call(&["EVAL", "return ('abc'):len()", "0"]),
+        Frame::Integer(3)
+    );
+    assert_eq!(
+        c.call(&[
+            "EVAL",
+            "local f, e = load(function() error('rd') end) return {tostring(f), e}",
+            "0"
+        ]),
+        Frame::Array(vec![bulk("nil"), error("ERR user_script:1: rd")])
+    );
+
+    s.raw()
+        .call(&["CONFIG", "SET", "busy-reply-threshold", "100"]);
+    let mut runner = s.raw();
+    runner.send(&["EVAL", "loadstring('while true do end', '=prelude')()", "0"]);
+    let mut other = s.raw();
+    until_busy(&mut other, &["PING"]);
+    assert_eq!(other.call(&["SCRIPT", "KILL"]), simple("OK"));
+    assert!(matches!(runner.read_frame(), Frame::Error(e) if e.starts_with(b"ERR Script killed")));
+}

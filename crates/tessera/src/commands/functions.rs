@@ -275,11 +275,14 @@ fn change_libraries<R>(
 }
 
 /// Loads and validates a library's code (in this thread's Lua state).
-fn compile_library(ctx: &Ctx, code: &[u8]) -> Result<Library, CmdError> {
+/// `bounded`: FUNCTION LOAD's 500 ms limit applies (not to RESTORE, as in
+/// Redis).
+fn compile_library(ctx: &Ctx, code: &[u8], bounded: bool) -> Result<Library, CmdError> {
     let name = lib::parse_metadata(code).map_err(CmdError::msg)?;
-    let (library, _) = crate::scripting::with_vm(&ctx.srv.scripts, |vm| lib::load(vm, &name, code))
-        .map_err(CmdError::msg)?
-        .map_err(CmdError::msg)?;
+    let (library, _) =
+        crate::scripting::with_vm(&ctx.srv.scripts, |vm| lib::load(vm, &name, code, bounded))
+            .map_err(CmdError::msg)?
+            .map_err(CmdError::msg)?;
     Ok(library)
 }
 
@@ -304,7 +307,7 @@ fn function_load(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             )));
         }
     }
-    let library = compile_library(ctx, code)?;
+    let library = compile_library(ctx, code, true)?;
     let name = library.name.clone();
     change_libraries(ctx, |libs| libs.add(library, replace))?;
     ctx.out.bulk(name.as_bytes());
@@ -458,7 +461,7 @@ fn function_restore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let codes = lib::parse_dump(args[2]).map_err(CmdError::msg)?;
     let mut loaded = Vec::new();
     for code in &codes {
-        loaded.push(compile_library(ctx, code)?);
+        loaded.push(compile_library(ctx, code, false)?);
     }
     change_libraries(ctx, |libs| {
         let mut next = if policy == Policy::Flush {

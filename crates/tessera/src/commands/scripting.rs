@@ -495,14 +495,23 @@ pub const LOAD_TIMEOUT: Duration = Duration::from_millis(500);
 thread_local! {
     /// When the FUNCTION LOAD running on this thread must have finished.
     static LOAD_DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+    /// The chunk name of the prelude of the state last armed here.
+    static PRELUDE_SOURCE: Cell<*const std::ffi::c_char> = const { Cell::new(std::ptr::null()) };
 }
 
 /// Bounds the library loading `f` runs to [`LOAD_TIMEOUT`].
 pub fn with_load_deadline<R>(f: impl FnOnce() -> R) -> R {
+    /// Clears the deadline however `f` ends (a stale one would stop every
+    /// later script on this thread).
+    struct Clear;
+    impl Drop for Clear {
+        fn drop(&mut self) {
+            LOAD_DEADLINE.with(|d| d.set(None));
+        }
+    }
     LOAD_DEADLINE.with(|d| d.set(Some(Instant::now() + LOAD_TIMEOUT)));
-    let r = f();
-    LOAD_DEADLINE.with(|d| d.set(None));
-    r
+    let _clear = Clear;
+    f()
 }
 
 /// Installs the timeout hook on a Lua state, counting [`HOOK_EVERY`]
@@ -510,8 +519,13 @@ pub fn with_load_deadline<R>(f: impl FnOnce() -> R) -> R {
 /// instruction by a killed script starts afresh.
 ///
 /// # Safety
-/// `state` must be a live Lua state of this thread.
-pub unsafe fn arm_timeout_hook(state: *mut mlua::ffi::lua_State) {
+/// `state` must be a live Lua state of this thread; `prelude_source` its
+/// prelude's chunk name as `lua_getinfo` reports it.
+pub unsafe fn arm_timeout_hook(
+    state: *mut mlua::ffi::lua_State,
+    prelude_source: *const std::ffi::c_char,
+) {
+    PRELUDE_SOURCE.with(|p| p.set(prelude_source));
     // SAFETY: the caller passes a live state; setting a hook is plain
     // assignment of its fields.
     unsafe {
@@ -550,11 +564,12 @@ unsafe extern "C-unwind" fn timeout_hook(
         // (Only this state, as in Redis: a script whose coroutine caught
         // the error goes on until its own next look.)
         ffi::lua_sethook(state, Some(timeout_hook), ffi::LUA_MASKCOUNT, 1);
-        if ffi::lua_getinfo(state, c"S".as_ptr(), ar) != 0 && !(*ar).source.is_null() {
-            let source = std::ffi::CStr::from_ptr((*ar).source);
-            if source.to_bytes() == b"=prelude" {
-                return;
-            }
+        // (By pointer: a chunk a script loads cannot share the prelude's
+        // interned name, see the prelude's `own_name`.)
+        if ffi::lua_getinfo(state, c"S".as_ptr(), ar) != 0
+            && std::ptr::eq((*ar).source, PRELUDE_SOURCE.with(|p| p.get()))
+        {
+            return;
         }
         ffi::lua_pushstring(state, msg.as_ptr());
         ffi::lua_error(state);

@@ -198,7 +198,6 @@ unsafe fn push_value(state: *mut ffi::lua_State, buf: &[u8], pos: &mut usize) {
     }
 }
 
-/// A script's error: its text and the source line it came from.
 /// A script's error: its text, where it was raised, and whether it is
 /// already in the error statistics (raised by `redis.call`).
 pub type ScriptError = (Vec<u8>, Option<(String, i64)>, bool);

@@ -150,8 +150,15 @@ fn lua_err(msg: &str) -> mlua::Error {
 }
 
 /// Runs a library's code in `vm`, collecting its functions. Errors carry
-/// Redis's texts.
-pub fn load(vm: &mut Vm, name: &str, code: &[u8]) -> Result<(Library, Vec<Function>), String> {
+/// Redis's texts. `bounded`: FUNCTION LOAD's run, limited to Redis's 500
+/// ms (a library already accepted, loaded again into another thread's
+/// state, is not).
+pub fn load(
+    vm: &mut Vm,
+    name: &str,
+    code: &[u8],
+    bounded: bool,
+) -> Result<(Library, Vec<Function>), String> {
     let lua = vm.lua.clone();
     let registered: Registered = Rc::default();
     let (env, inner) = load_env(vm, &registered).map_err(|e| format!("ERR {e}"))?;
@@ -169,7 +176,11 @@ pub fn load(vm: &mut Vm, name: &str, code: &[u8]) -> Result<(Library, Vec<Functi
         })?;
     chunk.set_environment(env).map_err(|e| format!("ERR {e}"))?;
     vm.arm_timeout_hook();
-    let ran = crate::commands::scripting::with_load_deadline(|| vm.run(chunk));
+    let ran = if bounded {
+        crate::commands::scripting::with_load_deadline(|| vm.run(chunk))
+    } else {
+        vm.run(chunk)
+    };
     match ran.map_err(|e| format!("ERR {e}"))? {
         Ok(_) => {}
         Err(t) => {
@@ -358,7 +369,7 @@ fn check_function_name(name: &str) -> mlua::Result<()> {
 /// here first if needed.
 pub fn callback(vm: &mut Vm, lib: &Library, function: &str) -> Result<Function, String> {
     if !vm.loaded_libraries.contains_key(&lib.name) {
-        let (loaded, funcs) = load(vm, &lib.name, &lib.code)?;
+        let (loaded, funcs) = load(vm, &lib.name, &lib.code, false)?;
         let mut map = HashMap::new();
         for (meta, f) in loaded.functions.iter().zip(funcs) {
             if let Ok(k) = vm.lua.create_registry_value(f) {

@@ -277,6 +277,10 @@ pub struct Vm {
     pub loaded_libraries: HashMap<String, HashMap<String, RegistryKey>>,
     /// The state's main thread, where scripts run (for the timeout hook).
     main_state: *mut ffi::lua_State,
+    /// The prelude's chunk name as Lua holds it (for the timeout hook,
+    /// which tells the prelude's functions by this pointer: an interned
+    /// string no loaded chunk can share, see `own_name`).
+    prelude_source: *const std::ffi::c_char,
     /// What the prelude returns (its helpers, out of the scripts' reach).
     pub internals: Table,
 }
@@ -288,6 +292,11 @@ local rawget, rawset, setmetatable, type, tostring, error, xpcall =
       rawget, rawset, setmetatable, type, tostring, error, xpcall
 local getinfo = debug.getinfo
 local orig_pcall, unpack, select = pcall, unpack, select
+-- (String functions as they are now: scripts cannot reach these.)
+local byte, sub, find, match = string.byte, string.sub, string.find, string.match
+local setfenv = setfenv
+-- The environment chunks loaded by scripts run in (set by seal).
+local script_env
 
 -- What the server needs from this chunk is returned at the end, not left
 -- in globals scripts could reach.
@@ -375,8 +384,14 @@ local metatable_view = setmetatable({}, {__mode = 'k'})
 local string_mt_view
 local orig_getmetatable = getmetatable
 local orig_pairs, orig_next = pairs, next
-pairs = function(t) return orig_pairs(real_of[t] or t) end
-next = function(t, k) return orig_next(real_of[t] or t, k) end
+-- (pairs of a view iterates the real table through the view, never
+-- handing the real table itself to the script.)
+local next_view = function(t, k) return orig_next(real_of[t] or t, k) end
+next = next_view
+pairs = function(t)
+  if real_of[t] then return next_view, t, nil end
+  return orig_pairs(t)
+end
 
 local protected = setmetatable({}, {__mode = 'k'})
 local orig_rawset = rawset
@@ -393,7 +408,8 @@ _G.rawget = function(t, k) return orig_rawget(real_of[t] or t, k) end
 local readonly
 
 -- Makes the real globals (and the real redis table) unwritable from Lua.
-local seal = function(globals, redis)
+local seal = function(globals, redis, env)
+  script_env = env
   -- Strings find their methods through the read-only string library, and
   -- show scripts a read-only view of their metatable.
   local smt = orig_getmetatable('')
@@ -447,18 +463,25 @@ end
 -- refuse it here with the error the text parser gives, naming the chunk
 -- as Lua's luaO_chunkid does.
 local function chunkid(source)
-  source = source:match('^[^%z]*')
-  local first = source:sub(1, 1)
-  if first == '=' then return source:sub(2, 60) end
+  source = match(source, '^[^%z]*')
+  local first = sub(source, 1, 1)
+  if first == '=' then return sub(source, 2, 60) end
   if first == '@' then
-    local name = source:sub(2)
-    if #name > 52 then return '...' .. name:sub(-52) end
+    local name = sub(source, 2)
+    if #name > 52 then return '...' .. sub(name, -52) end
     return name
   end
-  local len = (source:find('[\n\r]') or (#source + 1)) - 1
+  local len = (find(source, '[\n\r]') or (#source + 1)) - 1
   if len > 43 then len = 43 end
-  if len < #source then return '[string "' .. source:sub(1, len) .. '..."]' end
+  if len < #source then return '[string "' .. sub(source, 1, len) .. '..."]' end
   return '[string "' .. source .. '"]'
+end
+-- A chunk named as this one would be taken for it by the timeout hook
+-- (which then could not stop it): such a name gets a space after it (a
+-- chunk name reaches Lua as a C string, so nothing invisible would do).
+local function own_name(name)
+  if name == '=prelude' then return '=prelude ' end
+  return name
 end
 local function refused(name)
   return nil, chunkid(name) .. ":1: unexpected symbol near 'char(27)'"
@@ -466,19 +489,31 @@ end
 -- (Upvalues named as the globals, and no tail calls, so that argument
 -- errors still name 'loadstring' and 'load'.)
 local loadstring, load = loadstring, load
+-- Loaded chunks run in the scripts' environment, not the real globals
+-- (which only refuse new entries, not changes to existing ones).
+local function confined(f, e)
+  if f then setfenv(f, script_env) end
+  return f, e
+end
 _G.loadstring = function(s, name)
-  if type(s) == 'string' and s:byte(1) == 27 then
+  if type(s) == 'string' and byte(s, 1) == 27 then
     local n = (type(name) == 'string' or type(name) == 'number') and tostring(name) or s
     return refused(n)
   end
-  local f, e = loadstring(s, name)
-  return f, e
+  local f, e = loadstring(s, own_name(name))
+  return confined(f, e)
 end
 _G.load = function(reader, name)
   if type(reader) == 'function' then
-    -- Only the first piece decides (an empty one ends the chunk).
-    local piece = reader()
-    if type(piece) == 'string' and piece:byte(1) == 27 then
+    -- Only the first piece decides (an empty one ends the chunk). An error
+    -- in the reader is load's error, as in Lua.
+    local ok, piece = orig_pcall(reader)
+    if not ok then
+      -- (Redis's load reports a reader's text error as an error table.)
+      if type(piece) == 'string' then piece = {err = 'ERR ' .. piece} end
+      return nil, piece
+    end
+    if type(piece) == 'string' and byte(piece, 1) == 27 then
       local n = (type(name) == 'string' or type(name) == 'number') and tostring(name) or '=(load)'
       return refused(n)
     end
@@ -487,11 +522,11 @@ _G.load = function(reader, name)
       if given then return reader() end
       given = true
       return piece
-    end, name)
-    return f, e
+    end, own_name(name))
+    return confined(f, e)
   end
-  local f, e = load(reader, name)
-  return f, e
+  local f, e = load(reader, own_name(name))
+  return confined(f, e)
 end
 
 return {
@@ -632,13 +667,25 @@ impl Vm {
         }
         globals.raw_set("_G", env.clone())?;
         let seal: Function = internals.raw_get("seal")?;
-        seal.call::<()>((globals.clone(), redis.clone()))?;
+        seal.call::<()>((globals.clone(), redis.clone(), env.clone()))?;
         let mut main_state = std::ptr::null_mut();
-        // SAFETY: the closure only copies the state pointer mlua runs it on
-        // (the main thread: no coroutine is running).
-        unsafe { lua.exec_raw::<()>((), |state| main_state = state)? };
+        let mut prelude_source = std::ptr::null();
+        // SAFETY: the closure copies the state pointer mlua runs it on (the
+        // main thread: no coroutine is running) and asks lua_getinfo about
+        // the prelude function on top of the stack (">S" pops it), writing
+        // into a zeroed lua_Debug, a plain C struct.
+        unsafe {
+            lua.exec_raw::<()>((runner.clone(),), |state| {
+                main_state = state;
+                let mut ar: ffi::lua_Debug = std::mem::zeroed();
+                if ffi::lua_getinfo(state, c">S".as_ptr(), &mut ar) != 0 {
+                    prelude_source = ar.source;
+                }
+            })?
+        };
         Ok(Vm {
             main_state,
+            prelude_source,
             internals,
             generation,
             compiled: HashMap::default(),
@@ -684,9 +731,10 @@ impl Vm {
         // with raw sets (no metamethods), and calls the runner under
         // lua_pcall, so no Lua error escapes it except a memory error (after
         // which mlua reports the error and nothing here is used again).
+        let prelude_source = self.prelude_source;
         unsafe {
             self.lua.exec_raw::<()>((runner, f), |state| {
-                crate::commands::scripting::arm_timeout_hook(state);
+                crate::commands::scripting::arm_timeout_hook(state, prelude_source);
                 new_array(state, keys);
                 new_array(state, argv);
                 if !as_function {
@@ -733,7 +781,9 @@ impl Vm {
     pub fn arm_timeout_hook(&self) {
         // SAFETY: `main_state` is this VM's main thread, alive as long as
         // `self.lua`.
-        unsafe { crate::commands::scripting::arm_timeout_hook(self.main_state) };
+        unsafe {
+            crate::commands::scripting::arm_timeout_hook(self.main_state, self.prelude_source)
+        };
     }
 
     /// Compiles a script body into a function (cached by SHA).

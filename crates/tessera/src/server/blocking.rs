@@ -88,8 +88,28 @@ impl FeedBatch {
     }
 }
 
-/// Wake-ups a waiter has not yet acted on: the key and the batch of each.
-pub type Debts = SmallVec<[(Key, Arc<FeedBatch>); 1]>;
+/// A wake-up not yet acted on: the key and its batch. It is paid when
+/// dropped, so a waiter whose task ends in any way (a panic included)
+/// cannot leave its feeder waiting.
+pub struct Debt {
+    key: Key,
+    batch: Arc<FeedBatch>,
+}
+
+impl Debt {
+    pub fn batch(&self) -> &Arc<FeedBatch> {
+        &self.batch
+    }
+}
+
+impl Drop for Debt {
+    fn drop(&mut self) {
+        self.batch.pay();
+    }
+}
+
+/// Wake-ups a waiter has not yet acted on.
+pub type Debts = SmallVec<[Debt; 1]>;
 
 /// Why a waiter was woken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,23 +161,30 @@ impl Waiter {
     /// a debt of that batch until acted on.
     fn wake_ready(&self, key: &[u8], batch: Option<&Arc<FeedBatch>>) {
         self.note_ready(key);
+        // The reason first, the debt after: a waiter that takes the debt
+        // (see `take_debts`) then also sees the reason and acts on it.
+        let _ = self.reason.fetch_max(Wake::Ready as u8, Relaxed);
         if let Some(batch) = batch {
             let mut debts = self.debts.lock();
             let owed = debts
                 .iter()
-                .any(|(k, b)| k.as_slice() == key && Arc::ptr_eq(b, batch));
+                .any(|d| d.key.as_slice() == key && Arc::ptr_eq(&d.batch, batch));
             if !owed {
                 batch.unpaid.fetch_add(1, AcqRel);
-                debts.push((Key::from_slice(key), batch.clone()));
+                debts.push(Debt {
+                    key: Key::from_slice(key),
+                    batch: batch.clone(),
+                });
             }
         }
-        self.wake(Wake::Ready);
+        self.notify.notify_one();
     }
 
     /// The wake-ups it owes so far; pay them with [`BlockingRegistry::settle`]
-    /// once acted on. (Taken before the wake reason: a wake-up arriving in
-    /// between is then acted on once more than needed, never paid without
-    /// being acted on.)
+    /// once acted on. Taken before the wake reason: a debt taken was
+    /// recorded after its reason was set, so the reason taken next covers
+    /// it; a wake-up arriving in between is acted on once more than needed,
+    /// never paid without being acted on.
     pub fn take_debts(&self) -> Debts {
         std::mem::take(&mut *self.debts.lock())
     }
@@ -277,9 +304,7 @@ impl BlockingRegistry {
 
     /// Pays the wake-up debts taken with [`Waiter::take_debts`].
     pub fn settle(&self, debts: Debts) {
-        for (_, batch) in debts {
-            batch.pay();
-        }
+        drop(debts);
     }
 
     /// The stream at `key` went away: every client waiting on it is woken

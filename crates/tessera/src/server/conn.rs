@@ -409,6 +409,15 @@ async fn wait_blocked(
         registry.with_deadline.fetch_add(1, Relaxed);
     }
     registry.register(request.db, &request.keys, &waiter);
+    // Should this task end early (a panic in the re-run), the waiter must
+    // leave the queues: wake-ups of a waiter that never acts would leave
+    // their feeders waiting forever.
+    let queued = QueuedWaiter {
+        registry,
+        db: request.db,
+        keys: &request.keys,
+        waiter: &waiter,
+    };
     client.info.blocked.store(true, Relaxed);
     // A push may have landed between the handler's check and registering.
     for k in &request.keys {
@@ -479,7 +488,7 @@ async fn wait_blocked(
                 client.woken_stream_gone = waiter.take_stream_gone();
                 client.rerunning = true;
                 // Whom the re-run wakes joins the batch that woke us.
-                client.serving = debts.first().map(|(_, batch)| batch.clone());
+                client.serving = debts.first().map(|d| d.batch().clone());
                 dispatch::execute(srv, client, out, &argv);
                 client.rerunning = false;
                 client.woken_by = None;
@@ -513,14 +522,19 @@ async fn wait_blocked(
             }
         }
     };
-    registry.unregister(request.db, &request.keys, &waiter);
+    drop(queued);
     if in_timeout_table {
         registry.with_deadline.fetch_sub(1, Relaxed);
     }
     client.info.blocked.store(false, Relaxed);
     // Let the next client in line look at what is left: it joins the batch
-    // this client was serving or its re-run fed.
-    let mut batch = client.fed.take().or(client.serving.take());
+    // this client was serving or its re-run fed (or the one whose wake-up
+    // found it timed out or unblocked).
+    let mut batch = client
+        .fed
+        .take()
+        .or(client.serving.take())
+        .or_else(|| debts_at_exit.first().map(|d| d.batch().clone()));
     for k in &request.keys {
         registry.signal_in(request.db, k, &mut batch);
     }
@@ -537,6 +551,20 @@ async fn wait_blocked(
         await_fed_waiters(client).await;
     }
     result
+}
+
+/// A waiter's place in the queues, left when dropped.
+struct QueuedWaiter<'a> {
+    registry: &'a super::blocking::BlockingRegistry,
+    db: usize,
+    keys: &'a [crate::keyspace::Key],
+    waiter: &'a std::sync::Arc<Waiter>,
+}
+
+impl Drop for QueuedWaiter<'_> {
+    fn drop(&mut self) {
+        self.registry.unregister(self.db, self.keys, self.waiter);
+    }
 }
 
 /// Waits until the clients blocked on keys the last command fed have been
