@@ -1,6 +1,8 @@
 //! The `scripts` family: EVAL/EVALSHA/EVAL_RO/SCRIPT and FUNCTION/FCALL over a corpus of
 //! real-world scripts (rate limiter, lock with token, queue move, counters, JSON/msgpack/struct/bit
-//! users, scripts that fail in the various ways Redis reports) with random keys and arguments.
+//! users, scripts that fail in the various ways Redis reports) with random keys and arguments;
+//! generated `#!` lines; and now and then INFO errorstats, so that every error reply of the
+//! stream must have been counted alike.
 
 use super::gen::*;
 use rand::rngs::StdRng;
@@ -232,6 +234,60 @@ fn plain(rng: &mut StdRng) -> Cmd {
     }
 }
 
+/// EVAL with a generated `#!` line: engines, separators, quoting, flag lists (empty names
+/// included), line endings (none, CRLF, NUL before the newline).
+fn shebang(rng: &mut StdRng) -> Cmd {
+    let engine = *pick(
+        rng,
+        &[
+            "#!lua", "#!lua", "#!lua", "#! lua", "#!LUA", "#!python", "#!",
+        ],
+    );
+    let mut line = engine.to_string();
+    for _ in 0..rng.gen_range(0..3) {
+        line.push_str(*pick(rng, &[" ", " ", "\t", "  "]));
+        line.push_str(*pick(
+            rng,
+            &[
+                "flags=no-writes",
+                "flags=allow-oom",
+                "flags=no-writes,allow-oom",
+                "flags=",
+                "flags=,",
+                "flags=no-writes,",
+                "flags=bogus",
+                "\"flags=no-writes\"",
+                "flags=\"allow-stale\"",
+                "'flags=no-cluster'",
+                "flags=\"unbalanced",
+                "foo=bar",
+                "name=x",
+            ],
+        ));
+    }
+    line.push_str(*pick(rng, &["\n", "\n", "\n", "\r\n", "", "\0\n", " \n"]));
+    line.push_str(*pick(
+        rng,
+        &[
+            "return 1",
+            "return redis.call('set', KEYS[1], 'v')",
+            "return redis.call('get', KEYS[1])",
+        ],
+    ));
+    let name = if chance(rng, 0.2) { "EVAL_RO" } else { "EVAL" };
+    cmd(rng, name)
+        .arg(line)
+        .arg("1")
+        .arg(*pick(rng, KEYS))
+        .exact()
+}
+
+/// The error statistics so far: every error reply of the stream, script or not, must have been
+/// counted under the same code on both servers.
+fn errorstats(rng: &mut StdRng) -> Cmd {
+    cmd(rng, "INFO").arg("errorstats").fixed()
+}
+
 fn gen(rng: &mut StdRng, ctx: &Ctx) -> Cmd {
     weighted(
         rng,
@@ -242,6 +298,8 @@ fn gen(rng: &mut StdRng, ctx: &Ctx) -> Cmd {
             (5, |r, _| script_admin(r)),
             (12, |r, _| functions(r)),
             (18, |r, _| plain(r)),
+            (6, |r, _| shebang(r)),
+            (1, |r, _| errorstats(r)),
         ],
     )
 }
