@@ -245,8 +245,9 @@ fn shebang(rng: &mut StdRng) -> Cmd {
     );
     let mut line = engine.to_string();
     for _ in 0..rng.gen_range(0..3) {
-        line.push_str(*pick(rng, &[" ", " ", "\t", "  "]));
-        line.push_str(*pick(
+        let sep: &str = pick(rng, &[" ", " ", "\t", "  "]);
+        line.push_str(sep);
+        let option: &str = pick(
             rng,
             &[
                 "flags=no-writes",
@@ -263,17 +264,20 @@ fn shebang(rng: &mut StdRng) -> Cmd {
                 "foo=bar",
                 "name=x",
             ],
-        ));
+        );
+        line.push_str(option);
     }
-    line.push_str(*pick(rng, &["\n", "\n", "\n", "\r\n", "", "\0\n", " \n"]));
-    line.push_str(*pick(
+    let end: &str = pick(rng, &["\n", "\n", "\n", "\r\n", "", "\0\n", " \n"]);
+    line.push_str(end);
+    let body: &str = pick(
         rng,
         &[
             "return 1",
             "return redis.call('set', KEYS[1], 'v')",
             "return redis.call('get', KEYS[1])",
         ],
-    ));
+    );
+    line.push_str(body);
     let name = if chance(rng, 0.2) { "EVAL_RO" } else { "EVAL" };
     cmd(rng, name)
         .arg(line)
