@@ -245,9 +245,9 @@ fn shebang(rng: &mut StdRng) -> Cmd {
     );
     let mut line = engine.to_string();
     for _ in 0..rng.gen_range(0..3) {
-        let sep: &str = pick(rng, &[" ", " ", "\t", "  "]);
+        let sep = *pick(rng, &[" ", " ", "\t", "  "]);
         line.push_str(sep);
-        let option: &str = pick(
+        let option = *pick(
             rng,
             &[
                 "flags=no-writes",
@@ -267,9 +267,9 @@ fn shebang(rng: &mut StdRng) -> Cmd {
         );
         line.push_str(option);
     }
-    let end: &str = pick(rng, &["\n", "\n", "\n", "\r\n", "", "\0\n", " \n"]);
+    let end = *pick(rng, &["\n", "\n", "\n", "\r\n", "", "\0\n", " \n"]);
     line.push_str(end);
-    let body: &str = pick(
+    let body = *pick(
         rng,
         &[
             "return 1",
