@@ -390,3 +390,37 @@ fn without_active_expiry_keys_stay_until_touched() {
     );
     assert_eq!(info_stat(&mut c, "expired_keys"), 2000);
 }
+
+/// INFO keyspace's avg_ttl: Redis's running estimate from the TTLs active expiry samples (so it
+/// appears after a cycle or two), 0 once the database has no TTLs.
+#[test]
+fn info_keyspace_reports_an_average_ttl() {
+    let (_s, mut c) = server();
+    for i in 0..50 {
+        q::<()>(&mut c, &["SET", &format!("k{i}"), "v", "EX", "1000"]);
+    }
+    let avg = |c: &mut redis::Connection| -> i64 {
+        let line = keyspace_line(c);
+        line.rsplit("avg_ttl=")
+            .next()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no avg_ttl in {line}"))
+    };
+    assert!(
+        wait_until(Duration::from_secs(20), || avg(&mut c) > 0),
+        "avg_ttl stayed 0: {}",
+        keyspace_line(&mut c)
+    );
+    let v = avg(&mut c);
+    assert!((1..=1_000_000).contains(&v), "avg_ttl {v}");
+    for i in 0..50 {
+        q::<()>(&mut c, &["PERSIST", &format!("k{i}")]);
+    }
+    // (Redis resets it at its next expiry cycle.)
+    assert!(
+        wait_until(Duration::from_secs(20), || keyspace_line(&mut c)
+            .ends_with("expires=0,avg_ttl=0")),
+        "{}",
+        keyspace_line(&mut c)
+    );
+}

@@ -757,6 +757,7 @@ fn swapdb(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 crate::keyspace::Table::swap_contents(ta, tb);
             }
         });
+        ctx.srv.keyspace.swap_avg_ttl(a as usize, b as usize);
         ctx.srv.blocking.signal_all();
     }
     ctx.out.ok();

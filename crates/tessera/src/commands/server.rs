@@ -781,8 +781,15 @@ fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
                 if d.keys > 0 {
                     let _ = write!(
                         t,
-                        "db{db}:keys={},expires={},avg_ttl=0\r\n",
-                        d.keys, d.volatile
+                        "db{db}:keys={},expires={},avg_ttl={}\r\n",
+                        d.keys,
+                        d.volatile,
+                        // (Redis resets it when the database has no TTLs.)
+                        if d.volatile > 0 {
+                            srv.keyspace.avg_ttl(db)
+                        } else {
+                            0
+                        }
                     );
                 }
             }

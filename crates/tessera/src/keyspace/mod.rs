@@ -165,6 +165,9 @@ pub struct Keyspace {
     pub busy: std::sync::Arc<AtomicBool>,
     /// Per shard: may it hold keys with a TTL (see [`Table`]'s hint).
     volatile_hints: std::sync::Arc<[AtomicBool]>,
+    /// Per database: INFO keyspace's avg_ttl (ms), Redis's running
+    /// estimate from the TTLs active expiry samples.
+    avg_ttl: Box<[std::sync::atomic::AtomicI64]>,
 }
 
 /// The unwinding payload a command waiting for a shard throws when a busy
@@ -270,7 +273,35 @@ impl Keyspace {
             ndbs,
             busy: Default::default(),
             volatile_hints,
+            avg_ttl: (0..ndbs).map(|_| Default::default()).collect(),
         }
+    }
+
+    /// SWAPDB: the estimates follow the data.
+    pub fn swap_avg_ttl(&self, a: usize, b: usize) {
+        if let (Some(x), Some(y)) = (self.avg_ttl.get(a), self.avg_ttl.get(b)) {
+            let xa = x.load(Relaxed);
+            x.store(y.swap(xa, Relaxed), Relaxed);
+        }
+    }
+
+    /// INFO keyspace's avg_ttl of database `db` (ms).
+    pub fn avg_ttl(&self, db: usize) -> i64 {
+        self.avg_ttl.get(db).map_or(0, |a| a.load(Relaxed))
+    }
+
+    /// Folds the average TTL of keys active expiry just sampled in `db`
+    /// into its estimate, as Redis does: 2% the new average, 98% the old
+    /// (the first sample sets it).
+    pub fn note_sampled_ttl(&self, db: usize, avg_ms: i64) {
+        let Some(slot) = self.avg_ttl.get(db) else {
+            return;
+        };
+        let old = match slot.load(Relaxed) {
+            0 => avg_ms,
+            old => old,
+        };
+        slot.store((old / 50) * 49 + avg_ms / 50, Relaxed);
     }
 
     /// Whether shard `idx` may hold keys with a TTL (false: it surely

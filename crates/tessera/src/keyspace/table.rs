@@ -500,9 +500,12 @@ impl Table {
     /// One active-expiry step: examines up to `budget` keys with a TTL,
     /// continuing where the last step stopped, and deletes the expired ones.
     /// Returns (examined, expired).
-    pub fn expire_step(&mut self, now_ms: i64, budget: usize) -> (usize, usize) {
+    /// Also reports the TTLs of the live keys it looked at (their sum in
+    /// ms and their number), for INFO's avg_ttl.
+    pub fn expire_step(&mut self, now_ms: i64, budget: usize) -> ExpireStep {
         let mut examined = 0;
         let mut expired = 0;
+        let (mut ttl_sum, mut ttl_samples) = (0i64, 0i64);
         while examined < budget && !self.expires.is_empty() {
             if self.expire_cursor >= self.expires.len() {
                 self.expire_cursor = 0;
@@ -523,11 +526,29 @@ impl Table {
                 expired += 1;
                 // swap_remove moved the last key into `idx`; look at it next.
             } else {
+                if let Some((_, &at)) = self.expires.get_index(idx) {
+                    ttl_sum = ttl_sum.saturating_add(at - now_ms);
+                    ttl_samples += 1;
+                }
                 self.expire_cursor += 1;
             }
         }
-        (examined, expired)
+        ExpireStep {
+            examined,
+            expired,
+            ttl_sum,
+            ttl_samples,
+        }
     }
+}
+
+/// What one [`Table::expire_step`] did.
+pub struct ExpireStep {
+    pub examined: usize,
+    pub expired: usize,
+    /// Sum of the remaining TTLs (ms) of the live keys looked at.
+    pub ttl_sum: i64,
+    pub ttl_samples: i64,
 }
 
 #[cfg(test)]

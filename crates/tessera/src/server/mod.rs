@@ -583,13 +583,22 @@ async fn active_expire_loop(srv: Arc<ServerState>, index: usize, nworkers: usize
                 script_clock => now.min(script_clock),
             };
             let mut expired_here = 0u64;
-            for t in shard.dbs.iter_mut() {
+            for (db, t) in shard.dbs.iter_mut().enumerate() {
+                let (mut ttl_sum, mut ttl_samples) = (0i64, 0i64);
                 loop {
-                    let (examined, expired) = t.expire_step(now, SAMPLES);
-                    expired_here += expired as u64;
-                    if examined == 0 || expired * 10 <= examined || began.elapsed() >= budget {
+                    let step = t.expire_step(now, SAMPLES);
+                    expired_here += step.expired as u64;
+                    ttl_sum = ttl_sum.saturating_add(step.ttl_sum);
+                    ttl_samples += step.ttl_samples;
+                    if step.examined == 0
+                        || step.expired * 10 <= step.examined
+                        || began.elapsed() >= budget
+                    {
                         break;
                     }
+                }
+                if ttl_samples > 0 {
+                    srv.keyspace.note_sampled_ttl(db, ttl_sum / ttl_samples);
                 }
             }
             shard.stats.expired_keys += expired_here;
