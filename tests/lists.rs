@@ -868,6 +868,15 @@ fn client_unblock_timeout_and_error() {
         w.read_frame(),
         error("UNBLOCKED client unblocked via CLIENT UNBLOCK")
     );
+    // The UNBLOCKED reply counts in errorstats, as any error reply.
+    match admin.call(&["INFO", "errorstats"]) {
+        Frame::Bulk(info) => assert!(
+            String::from_utf8_lossy(&info).contains("errorstat_UNBLOCKED:count=1"),
+            "{}",
+            String::from_utf8_lossy(&info)
+        ),
+        other => panic!("INFO answered {}", fmt_frame(&other)),
+    }
     w.send(&["BRPOPLPUSH", "k", "d", "0"]);
     wait_for_cmd(&mut admin, id, "brpoplpush");
     assert_eq!(

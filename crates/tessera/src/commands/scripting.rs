@@ -646,8 +646,8 @@ pub fn run_function(
     ctx.client.multi.in_exec = true;
     srv.scripts.kill.store(false, Relaxed);
     srv.scripts.wrote.store(false, Relaxed);
-    srv.scripts.clock_ms.store(ctx.now_ms, Relaxed);
-    srv.scripts.running.store(true, Relaxed);
+    // (A clock of 0 would read as "none runs".)
+    srv.scripts.clock_ms.store(ctx.now_ms.max(1), Relaxed);
     srv.scripts
         .running_function
         .store(spec.is_function, Relaxed);
@@ -714,7 +714,6 @@ pub fn run_function(
     ctx.client.info.db.store(saved_db, Relaxed);
     ctx.client.reply_mode = saved_mode;
     ctx.client.multi.in_exec = in_exec;
-    srv.scripts.running.store(false, Relaxed);
     srv.scripts.clock_ms.store(0, Relaxed);
     srv.scripts.running_function.store(false, Relaxed);
     if srv.keyspace.busy.load(Relaxed) {
@@ -852,7 +851,6 @@ unsafe fn call_on_stack(state: *mut mlua::ffi::lua_State, st: &mut CallState) ->
         st.error_counted = false;
         false
     }
-    // (Called with the fields it needs: the arguments borrow `numbers`.)
     /// A command refused from the script: counted at once in errorstats,
     /// and as a rejected call of the command when it is known, as Redis
     /// counts it.
@@ -919,76 +917,20 @@ unsafe fn call_on_stack(state: *mut mlua::ffi::lua_State, st: &mut CallState) ->
             number_idx += 1;
         }
     }
-    let Some((mut id, mut spec)) = super::lookup(args[0]) else {
-        return reject(
-            &mut st.scratch,
-            &mut st.error_counted,
-            &st.client.worker,
-            None,
-            "ERR Unknown Redis command called from script",
-        );
+    let (id, spec) = match script_call_target(st, &args) {
+        Ok(target) => target,
+        // (The fields it needs, by name: the arguments borrow `numbers`.)
+        Err((id, msg)) => {
+            return reject(
+                &mut st.scratch,
+                &mut st.error_counted,
+                &st.client.worker,
+                id,
+                msg,
+            )
+        }
     };
-    if !spec.subcommands.is_empty() && args.len() >= 2 {
-        match super::lookup_sub(spec, args[1]) {
-            Some((sid, sub)) => {
-                id = sid;
-                spec = sub;
-            }
-            None => {
-                return reject(
-                    &mut st.scratch,
-                    &mut st.error_counted,
-                    &st.client.worker,
-                    None,
-                    "ERR Unknown Redis command called from script",
-                )
-            }
-        }
-    }
-    if !spec.arity_ok(args.len()) {
-        return reject(
-            &mut st.scratch,
-            &mut st.error_counted,
-            &st.client.worker,
-            Some(id),
-            "ERR Wrong number of args calling Redis command from script",
-        );
-    }
-    if spec.has(NOSCRIPT) {
-        return reject(
-            &mut st.scratch,
-            &mut st.error_counted,
-            &st.client.worker,
-            Some(id),
-            "ERR This Redis command is not allowed from script",
-        );
-    }
     if spec.has(WRITE) {
-        if st.read_only {
-            return reject(
-                &mut st.scratch,
-                &mut st.error_counted,
-                &st.client.worker,
-                Some(id),
-                "ERR Write commands are not allowed from read-only scripts.",
-            );
-        }
-        // As Redis: only while the script has not written yet, and by the
-        // memory state when the script started (a script that has written
-        // must be able to finish).
-        if !st.allow_oom
-            && spec.has(DENYOOM)
-            && st.oom_at_start
-            && !st.srv.scripts.wrote.load(Relaxed)
-        {
-            return reject(
-                &mut st.scratch,
-                &mut st.error_counted,
-                &st.client.worker,
-                Some(id),
-                "OOM command not allowed when used memory > 'maxmemory'.",
-            );
-        }
         st.srv.scripts.wrote.store(true, Relaxed);
     }
     st.scratch.protocol = if convert::SCRIPT_RESP.with(|r| r.get()) == 3 {
@@ -1007,6 +949,42 @@ unsafe fn call_on_stack(state: *mut mlua::ffi::lua_State, st: &mut CallState) ->
         st.now_ms,
     );
     true
+}
+
+/// The command a `redis.call` names, or why Redis refuses it from a script
+/// (with the command's id when it is known, for rejected_calls).
+fn script_call_target(
+    st: &CallState,
+    args: &[&[u8]],
+) -> Result<(usize, &'static CommandSpec), (Option<usize>, &'static str)> {
+    const UNKNOWN: &str = "ERR Unknown Redis command called from script";
+    let (mut id, mut spec) = super::lookup(args[0]).ok_or((None, UNKNOWN))?;
+    if !spec.subcommands.is_empty() && args.len() >= 2 {
+        (id, spec) = super::lookup_sub(spec, args[1]).ok_or((None, UNKNOWN))?;
+    }
+    let refused = |msg| Err((Some(id), msg));
+    if !spec.arity_ok(args.len()) {
+        return refused("ERR Wrong number of args calling Redis command from script");
+    }
+    if spec.has(NOSCRIPT) {
+        return refused("ERR This Redis command is not allowed from script");
+    }
+    if spec.has(WRITE) {
+        if st.read_only {
+            return refused("ERR Write commands are not allowed from read-only scripts.");
+        }
+        // As Redis: only while the script has not written yet, and by the
+        // memory state when the script started (a script that has written
+        // must be able to finish).
+        if !st.allow_oom
+            && spec.has(DENYOOM)
+            && st.oom_at_start
+            && !st.srv.scripts.wrote.load(Relaxed)
+        {
+            return refused("OOM command not allowed when used memory > 'maxmemory'.");
+        }
+    }
+    Ok((id, spec))
 }
 
 fn script_load(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
@@ -1047,7 +1025,7 @@ fn script_kill(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 /// SCRIPT KILL / FUNCTION KILL.
 pub fn kill_running(ctx: &mut Ctx, function: bool) -> CmdResult {
     let s = &ctx.srv.scripts;
-    if !s.running.load(Relaxed) {
+    if !s.running() {
         return Err(CmdError::msg("NOTBUSY No scripts in execution right now."));
     }
     if s.wrote.load(Relaxed) {

@@ -1044,8 +1044,7 @@ fn xread_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) -> CmdResult {
             let entry = if rerun {
                 db.get_write(key)
             } else {
-                db.get_read(key);
-                db.get_read(key)
+                db.get_read_counted_twice(key)
             };
             let s = match as_stream(entry) {
                 Ok(s) => s,

@@ -652,18 +652,32 @@ impl Db<'_, '_> {
     /// Lookup for a read: counts keyspace hits/misses and touches the key.
     #[inline]
     pub fn get_read(&mut self, key: &[u8]) -> Option<&mut Entry> {
+        self.get_read_counted(key, 1)
+    }
+
+    /// A read that Redis makes with two lookups of the key (XREAD and
+    /// XREADGROUP check each key, then read it): counted twice, looked up
+    /// once.
+    pub fn get_read_counted_twice(&mut self, key: &[u8]) -> Option<&mut Entry> {
+        self.get_read_counted(key, 2)
+    }
+
+    #[inline]
+    fn get_read_counted(&mut self, key: &[u8], lookups: u64) -> Option<&mut Entry> {
         let (now, touch, db) = (self.now_ms, self.touch, self.db);
         let shard = self.locks.shard_for(key);
         let Shard { dbs, stats } = shard;
         match dbs[db].get_live(key, now, stats) {
             Some(e) => {
-                stats.keyspace_hits += 1;
+                stats.keyspace_hits += lookups;
                 e.touch(touch);
                 Some(e)
             }
             None => {
-                stats.keyspace_misses += 1;
-                events::notify(events::Class::KEY_MISS, "keymiss", db, key);
+                stats.keyspace_misses += lookups;
+                for _ in 0..lookups {
+                    events::notify(events::Class::KEY_MISS, "keymiss", db, key);
+                }
                 None
             }
         }

@@ -112,14 +112,13 @@ pub struct Scripts {
     pub kill: Arc<AtomicBool>,
     /// The running script has written (SCRIPT KILL refuses then).
     pub wrote: AtomicBool,
-    /// Whether a script or function is running, and which (for BUSY texts).
-    pub running: AtomicBool,
-    pub running_function: AtomicBool,
     /// The clock of the running script (its start, Unix ms; 0: none runs).
     /// Active expiry judges keys by it, so that nothing alive when the
     /// script started vanishes under it, as no expiry cycle runs during a
     /// script in Redis.
     pub clock_ms: std::sync::atomic::AtomicI64,
+    /// Whether the running script is a function (for BUSY texts).
+    pub running_function: AtomicBool,
     /// FUNCTION libraries.
     pub libraries: Mutex<functions::Libraries>,
     /// What runs now, for FUNCTION STATS: name, command line, start.
@@ -135,6 +134,11 @@ impl Scripts {
             busy_worker: Arc::new(AtomicUsize::new(usize::MAX)),
             ..Scripts::default()
         }
+    }
+
+    /// Whether a script or function is running.
+    pub fn running(&self) -> bool {
+        self.clock_ms.load(Relaxed) != 0
     }
 
     pub fn get(&self, sha: &str) -> Option<Arc<Script>> {

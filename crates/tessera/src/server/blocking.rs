@@ -281,24 +281,22 @@ impl BlockingRegistry {
     /// A key may have gained data: wake the first client waiting on it.
     #[inline]
     pub fn signal(&self, db: usize, key: &[u8]) {
-        if self.blocked.load(Relaxed) == 0 {
-            return;
-        }
-        let q = self.queues.lock();
-        if let Some(first) = q.get(&(db, Key::from_slice(key))).and_then(|q| q.front()) {
-            first.wake_ready(key, None);
-        }
+        self.wake_first(db, key, None);
     }
 
     /// [`Self::signal`], the wake-up counted in `batch` (created when the
     /// first client is woken).
     pub fn signal_in(&self, db: usize, key: &[u8], batch: &mut Option<Arc<FeedBatch>>) {
+        self.wake_first(db, key, Some(batch));
+    }
+
+    fn wake_first(&self, db: usize, key: &[u8], batch: Option<&mut Option<Arc<FeedBatch>>>) {
         if self.blocked.load(Relaxed) == 0 {
             return;
         }
         let q = self.queues.lock();
         if let Some(first) = q.get(&(db, Key::from_slice(key))).and_then(|q| q.front()) {
-            first.wake_ready(key, Some(batch.get_or_insert_with(Default::default)));
+            first.wake_ready(key, batch.map(|b| &*b.get_or_insert_with(Default::default)));
         }
     }
 
