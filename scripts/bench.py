@@ -117,6 +117,19 @@ SETUP = {
 # Subscribers kept reading while the case runs.
 SUBSCRIBERS = {"PUBLISH, 1 subscriber": 1, "PUBLISH, 100 subscribers": 100}
 
+# --section floor: the rows of issues 3-5 whose replies are small, each run
+# against redis-server and against bench/noop-server (a server that does no
+# work: one recv and one send per request) replying as many bytes as the row's
+# real reply. Values: the no-op server's --reply-bytes (None: a 5-byte nil).
+FLOOR_REPLY_BYTES = {
+    "ZADD": None, "ZSCORE": None, "HSET": None, "HGET": 64, "LPUSH": None, "LINDEX": 64,
+    "SADD": None, "SISMEMBER": None, "EVALSHA": None, "XADD": 15, "XACK": None,
+    "SETBIT": None, "BITCOUNT": None, "PFADD": None, "PFCOUNT": None, "GEOADD": None,
+}
+FLOOR_CASES = [c for c in COLLECTION_CASES + SCRIPTING_CASES + TYPE_CASES if c[0] in FLOOR_REPLY_BYTES]
+NOOP_DIR = os.path.join(ROOT, "bench", "noop-server")
+NOOP_BIN = os.path.join(ROOT, "target", "noop", "release", "noop-server")
+
 LINE = re.compile(r"qps: (\d+), conn: \d+, cnt: (\d+), avg: ([\d.]+)ms, p99: ([\d.]+)ms")
 
 
@@ -257,7 +270,10 @@ def subscribers(port, n, channel, stop):
 
 def measure(kind, case, args):
     label, load, command, extra = case[:4]
-    srv = Server(kind, args.server_core, args.threads)
+    server_args = ()
+    if args.section == "floor" and kind == "tessera" and FLOOR_REPLY_BYTES.get(label) is not None:
+        server_args = ("--reply-bytes", str(FLOOR_REPLY_BYTES[label]))
+    srv = Server(kind, args.server_core, args.threads, server_args)
     stop = threading.Event()
     drainer = None
     try:
@@ -576,7 +592,12 @@ def main():
     ap.add_argument("--output", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     args = ap.parse_args()
 
-    if not args.no_build:
+    if args.section == "floor":
+        # The no-op server takes Tessera's place (see FLOOR_REPLY_BYTES).
+        subprocess.run(["cargo", "build", "--release", "--target-dir", os.path.join(ROOT, "target", "noop")],
+                       cwd=NOOP_DIR, check=True)
+        os.environ["TESSERA_BIN"] = NOOP_BIN
+    elif not args.no_build:
         subprocess.run(["cargo", "build", "--release", "--bin", "tessera-server"], cwd=ROOT, check=True)
     if args.section == "load":
         return main_load(args)
@@ -602,6 +623,7 @@ def main():
         "collections": COLLECTION_CASES,
         "scripting": SCRIPTING_CASES,
         "types": TYPE_CASES,
+        "floor": FLOOR_CASES,
     }[args.section]
     if args.only:
         cases = [c for c in cases if args.only in c[0]]
@@ -619,13 +641,14 @@ def main():
         med = {k: [statistics.median(x[i] for x in v) for i in range(5)] for k, v in results.items()}
         rows.append((case, med))
 
+    other = "no-op server" if args.section == "floor" else "Tessera"
     table = [
         f"Measured {time.strftime('%Y-%m-%d')} on this machine ({os.cpu_count()} cores): servers pinned to core {args.server_core} "
-        f"(Tessera `--threads {args.threads}`), resp-benchmark 0.1.7 pinned to core(s) {args.client_cores}, "
+        f"({other} `--threads {args.threads}`), resp-benchmark 0.1.7 pinned to core(s) {args.client_cores}, "
         f"{args.seconds} s per run, median of {args.rounds} rounds alternating which server runs first. "
         f"Produced by {invocation()}.",
         "",
-        "| case | resp-benchmark command | redis QPS | Tessera QPS | QPS ratio | redis avg / p99 ms | Tessera avg / p99 ms | redis CPU µs/req (user) | Tessera CPU µs/req (user) | per-core capacity ratio |",
+        f"| case | resp-benchmark command | redis QPS | {other} QPS | QPS ratio | redis avg / p99 ms | {other} avg / p99 ms | redis CPU µs/req (user) | {other} CPU µs/req (user) | per-core capacity ratio |",
         "| --- | --- | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: |",
     ]
     for (label, load, command, extra, *_), med in rows:
