@@ -1127,3 +1127,94 @@ fn wait_and_role_on_a_server_without_replicas() {
         error("ERR wrong number of arguments for 'role' command")
     );
 }
+
+/// CLIENT INFO run by EXEC still shows the transaction (flag `x`, the
+/// queued count and their memory: argument bytes plus a pointer each);
+/// `argv-mem` is the running command's argument bytes.
+#[test]
+fn client_info_inside_exec_and_argv_mem() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    let line = match raw.call(&["CLIENT", "INFO"]) {
+        Frame::Bulk(b) => String::from_utf8(b).unwrap(),
+        other => panic!("CLIENT INFO answered {}", fmt_frame(&other)),
+    };
+    assert_eq!(client_field(&line, "argv-mem"), Some("10"), "{line}");
+    assert_eq!(client_field(&line, "multi-mem"), Some("0"), "{line}");
+    let replies = raw.pipeline(&[vec!["MULTI"], vec!["CLIENT", "INFO"], vec!["EXEC"]]);
+    let line = match &replies[2] {
+        Frame::Array(items) => match &items[0] {
+            Frame::Bulk(b) => String::from_utf8(b.clone()).unwrap(),
+            other => panic!("CLIENT INFO answered {}", fmt_frame(other)),
+        },
+        other => panic!("EXEC answered {}", fmt_frame(other)),
+    };
+    assert_eq!(client_field(&line, "flags"), Some("x"), "{line}");
+    assert_eq!(client_field(&line, "multi"), Some("1"), "{line}");
+    assert_eq!(client_field(&line, "multi-mem"), Some("26"), "{line}");
+    let line = match raw.call(&["CLIENT", "INFO"]) {
+        Frame::Bulk(b) => String::from_utf8(b).unwrap(),
+        other => panic!("CLIENT INFO answered {}", fmt_frame(&other)),
+    };
+    assert_eq!(client_field(&line, "flags"), Some("N"), "{line}");
+    assert_eq!(client_field(&line, "multi"), Some("-1"), "{line}");
+    assert_eq!(client_field(&line, "multi-mem"), Some("0"), "{line}");
+}
+
+/// CLIENT REPLY OFF and SKIP silence replies but not pushes: subscription
+/// confirmations (RESP2 too), and the notifications and invalidations a
+/// client's own command sends it.
+#[test]
+fn client_reply_off_keeps_push_messages() {
+    use std::io::Read;
+    let s = TestServer::start();
+    let read_all = |raw: &mut RawClient, want: &[u8]| {
+        let mut got = vec![0u8; want.len()];
+        let mut stream = raw.stream();
+        stream.read_exact(&mut got).expect("the expected bytes");
+        assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(want));
+    };
+    let mut raw = s.raw();
+    for c in [
+        &["CLIENT", "REPLY", "OFF"][..],
+        &["SUBSCRIBE", "c2"],
+        &["UNSUBSCRIBE", "c2"],
+        &["CLIENT", "REPLY", "ON"],
+    ] {
+        raw.send(c);
+    }
+    read_all(
+        &mut raw,
+        b"*3\r\n$9\r\nsubscribe\r\n$2\r\nc2\r\n:1\r\n*3\r\n$11\r\nunsubscribe\r\n$2\r\nc2\r\n:0\r\n+OK\r\n",
+    );
+
+    let mut raw = s.raw();
+    let _ = raw.call(&["HELLO", "3"]);
+    for c in [
+        &["CLIENT", "REPLY", "SKIP"][..],
+        &["SUBSCRIBE", "c2"],
+        &["PING"],
+    ] {
+        raw.send(c);
+    }
+    read_all(
+        &mut raw,
+        b">3\r\n$9\r\nsubscribe\r\n$2\r\nc2\r\n:1\r\n+PONG\r\n",
+    );
+
+    let mut raw = s.raw();
+    let _ = raw.call(&["HELLO", "3"]);
+    assert_eq!(raw.call(&["CLIENT", "TRACKING", "ON"]), simple("OK"));
+    assert_eq!(raw.call(&["GET", "k"]), Frame::Null);
+    for c in [
+        &["CLIENT", "REPLY", "OFF"][..],
+        &["SET", "k", "1"],
+        &["CLIENT", "REPLY", "ON"],
+    ] {
+        raw.send(c);
+    }
+    read_all(
+        &mut raw,
+        b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n+OK\r\n",
+    );
+}

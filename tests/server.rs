@@ -2150,6 +2150,81 @@ fn debug_object_sleep_and_errors() {
     assert!(string(&help[0]).starts_with("DEBUG <subcommand>"));
 }
 
+/// DEBUG PROTOCOL sends Redis's sample value of each type, byte for byte,
+/// in RESP2 and RESP3 (push refused in RESP2, attributes dropped there).
+#[test]
+fn debug_protocol_samples_every_type() {
+    use std::io::Read;
+    let s = TestServer::start_with(&["--enable-debug-command", "yes"]);
+    let resp2: &[(&str, &[u8])] = &[
+        ("string", b"$11\r\nHello World\r\n"),
+        ("integer", b":12345\r\n"),
+        ("double", b"$5\r\n3.141\r\n"),
+        (
+            "bignum",
+            b"$37\r\n1234567999999999999999999999999999999\r\n",
+        ),
+        ("null", b"$-1\r\n"),
+        ("array", b"*3\r\n:0\r\n:1\r\n:2\r\n"),
+        ("set", b"*3\r\n:0\r\n:1\r\n:2\r\n"),
+        ("map", b"*6\r\n:0\r\n:0\r\n:1\r\n:1\r\n:2\r\n:0\r\n"),
+        (
+            "attrib",
+            b"$39\r\nSome real reply following the attribute\r\n",
+        ),
+        ("push", b"-ERR RESP2 is not supported by this command\r\n"),
+        ("verbatim", b"$25\r\nThis is a verbatim\nstring\r\n"),
+        ("TRUE", b":1\r\n"),
+        ("false", b":0\r\n"),
+    ];
+    let resp3: &[(&str, &[u8])] = &[
+        ("string", b"$11\r\nHello World\r\n"),
+        ("integer", b":12345\r\n"),
+        ("double", b",3.141\r\n"),
+        ("bignum", b"(1234567999999999999999999999999999999\r\n"),
+        ("null", b"_\r\n"),
+        ("array", b"*3\r\n:0\r\n:1\r\n:2\r\n"),
+        ("set", b"~3\r\n:0\r\n:1\r\n:2\r\n"),
+        ("map", b"%3\r\n:0\r\n#f\r\n:1\r\n#t\r\n:2\r\n#f\r\n"),
+        (
+            "attrib",
+            b"|1\r\n$14\r\nkey-popularity\r\n*2\r\n$7\r\nkey:123\r\n:90\r\n$39\r\nSome real reply following the attribute\r\n",
+        ),
+        (
+            "push",
+            b">2\r\n$16\r\nserver-cpu-usage\r\n:42\r\n$40\r\nSome real reply following the push reply\r\n",
+        ),
+        ("verbatim", b"=29\r\ntxt:This is a verbatim\nstring\r\n"),
+        ("true", b"#t\r\n"),
+        ("false", b"#f\r\n"),
+    ];
+    for (protocol, cases) in [("2", resp2), ("3", resp3)] {
+        let mut raw = s.raw();
+        let _ = raw.call(&["HELLO", protocol]);
+        for (kind, want) in cases {
+            raw.send(&["DEBUG", "PROTOCOL", kind]);
+            let mut got = vec![0u8; want.len()];
+            let mut stream = raw.stream();
+            stream
+                .read_exact(&mut got)
+                .unwrap_or_else(|e| panic!("DEBUG PROTOCOL {kind}: {e}"));
+            assert_eq!(
+                String::from_utf8_lossy(&got),
+                String::from_utf8_lossy(want),
+                "RESP{protocol} DEBUG PROTOCOL {kind}"
+            );
+        }
+        assert_eq!(
+            raw.call(&["DEBUG", "PROTOCOL", "bogus"]),
+            error("ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false")
+        );
+        assert_eq!(
+            raw.call(&["DEBUG", "PROTOCOL"]),
+            error("ERR unknown subcommand or wrong number of arguments for 'PROTOCOL'. Try DEBUG HELP.")
+        );
+    }
+}
+
 /// A monitor keeps answering its own commands: PING (and sees it), commands
 /// on keys are refused as for a replica, a second MONITOR is ignored, RESET
 /// ends monitoring, QUIT closes (and other monitors see it).
@@ -2185,4 +2260,101 @@ fn monitor_clients_still_run_commands() {
         panic!("no MONITOR line")
     };
     assert!(String::from_utf8_lossy(&line).ends_with("\"QUIT\""));
+}
+
+/// SHUTDOWN refuses SAVE with NOSAVE and ABORT with any other flag as a
+/// syntax error, before anything else (the server keeps running).
+#[test]
+fn shutdown_rejects_conflicting_flags() {
+    let mut s = TestServer::start();
+    let mut raw = s.raw();
+    for flags in [
+        &["SAVE", "NOSAVE"][..],
+        &["NOSAVE", "SAVE"],
+        &["ABORT", "NOW"],
+        &["ABORT", "FORCE"],
+        &["ABORT", "NOSAVE"],
+        &["NOW", "ABORT"],
+    ] {
+        let mut args = vec!["SHUTDOWN"];
+        args.extend_from_slice(flags);
+        assert_eq!(raw.call(&args), error("ERR syntax error"), "{args:?}");
+    }
+    assert_eq!(
+        raw.call(&["SHUTDOWN", "ABORT"]),
+        error("ERR No shutdown in progress.")
+    );
+    assert_eq!(raw.call(&["PING"]), simple("PONG"));
+    s.assert_healthy();
+}
+
+/// DEBUG POPULATE creates `prefix:n` keys holding `value:n` (cut or
+/// zero-padded to a size), leaving existing keys alone; DEBUG SLEEP and
+/// SET-ACTIVE-EXPIRE read their argument as C's strtod/atoi do; DEBUG
+/// OBJECT reports shared integers' refcount as OBJECT REFCOUNT does.
+#[test]
+fn debug_populate_and_lenient_arguments() {
+    let s = TestServer::start_with(&["--enable-debug-command", "yes"]);
+    let mut raw = s.raw();
+    ok(&mut raw, &["SET", "key:1", "mine"]);
+    ok(&mut raw, &["DEBUG", "POPULATE", "3"]);
+    assert_eq!(raw.call(&["DBSIZE"]), Frame::Integer(3));
+    assert_eq!(raw.call(&["GET", "key:0"]), bulk("value:0"));
+    assert_eq!(raw.call(&["GET", "key:1"]), bulk("mine"));
+    ok(&mut raw, &["DEBUG", "POPULATE", "2", "pre", "10"]);
+    assert_eq!(raw.call(&["GET", "pre:1"]), bulk(b"value:1\0\0\0"));
+    ok(&mut raw, &["DEBUG", "POPULATE", "2", "short", "3"]);
+    assert_eq!(raw.call(&["GET", "short:1"]), bulk("val"));
+    ok(&mut raw, &["DEBUG", "POPULATE", "1", "zero", "0"]);
+    assert_eq!(raw.call(&["GET", "zero:0"]), bulk("value:0"));
+    ok(&mut raw, &["DEBUG", "POPULATE", "0"]);
+    for bad in [&["-1"][..], &["x"], &["1", "p", "x"], &["1", "p", "-1"]] {
+        let mut args = vec!["DEBUG", "POPULATE"];
+        args.extend_from_slice(bad);
+        assert_eq!(
+            raw.call(&args),
+            error("ERR value is out of range, must be positive"),
+            "{args:?}"
+        );
+    }
+    assert_eq!(
+        raw.call(&["DEBUG", "POPULATE", "1", "p", "1", "extra"]),
+        error(
+            "ERR unknown subcommand or wrong number of arguments for 'POPULATE'. Try DEBUG HELP."
+        )
+    );
+    ok(&mut raw, &["DEBUG", "SLEEP", "x"]);
+    ok(&mut raw, &["DEBUG", "SLEEP", "0.01s"]);
+    ok(&mut raw, &["DEBUG", "SET-ACTIVE-EXPIRE", "x"]);
+    ok(&mut raw, &["DEBUG", "SET-ACTIVE-EXPIRE", "2"]);
+    ok(&mut raw, &["SET", "n", "1"]);
+    let line = match raw.call(&["DEBUG", "OBJECT", "n"]) {
+        Frame::Simple(s) => String::from_utf8(s).unwrap(),
+        other => panic!("DEBUG OBJECT answered {}", fmt_frame(&other)),
+    };
+    assert!(line.contains(" refcount:2147483647 "), "{line}");
+}
+
+/// OBJECT's subcommands count a keyspace hit or miss, as Redis's lookups
+/// for them do.
+#[test]
+fn object_counts_keyspace_hits_and_misses() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    ok(&mut raw, &["SET", "a", "1"]);
+    ok(&mut raw, &["CONFIG", "RESETSTAT"]);
+    assert_eq!(raw.call(&["OBJECT", "ENCODING", "nope"]), Frame::NullBulk);
+    assert_eq!(raw.call(&["OBJECT", "ENCODING", "a"]), bulk("int"));
+    assert_eq!(
+        raw.call(&["OBJECT", "REFCOUNT", "a"]),
+        Frame::Integer(2147483647)
+    );
+    assert_eq!(
+        info_field(&mut raw, "stats", "keyspace_hits").as_deref(),
+        Some("2")
+    );
+    assert_eq!(
+        info_field(&mut raw, "stats", "keyspace_misses").as_deref(),
+        Some("1")
+    );
 }

@@ -1791,3 +1791,136 @@ fn stream_reads_count_keyspace_hits_as_redis_does() {
     assert!(matches!(reader.read_frame(), Frame::Array(_)));
     assert_eq!(keyspace_hits_and_misses(&mut admin), (8, 2));
 }
+
+/// A woken reader whose stream moved past its ID is served even if what
+/// was added is gone again (trimmed by the adding XADD, or deleted in the
+/// same transaction): an empty entry list for that key, as Redis sends,
+/// rather than staying blocked; with several keys, from the key that
+/// became ready first.
+#[test]
+fn woken_reader_is_served_even_when_the_new_entries_are_gone() {
+    let s = threaded_server();
+    let mut admin = s.raw();
+    add(&mut admin, "s", "1-1", &["a", "1"]);
+    let empty_for =
+        |key: &str| Frame::Array(vec![Frame::Array(vec![bulk(key), Frame::Array(vec![])])]);
+
+    let mut r = block(
+        &s,
+        &mut admin,
+        &["XREAD", "BLOCK", "0", "STREAMS", "s", "$"],
+    );
+    admin.call(&["XADD", "s", "MAXLEN", "0", "2-1", "a", "1"]);
+    assert_eq!(r.read_frame(), empty_for("s"));
+
+    admin.call(&["XGROUP", "CREATE", "s", "g", "$"]);
+    let mut r = block(
+        &s,
+        &mut admin,
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "c",
+            "BLOCK",
+            "0",
+            "STREAMS",
+            "s",
+            ">",
+        ],
+    );
+    admin.pipeline(&[
+        vec!["MULTI"],
+        vec!["XADD", "s", "3-1", "a", "1"],
+        vec!["XDEL", "s", "3-1"],
+        vec!["EXEC"],
+    ]);
+    assert_eq!(r.read_frame(), empty_for("s"));
+
+    add(&mut admin, "t", "1-1", &["a", "1"]);
+    let mut r = block(
+        &s,
+        &mut admin,
+        &["XREAD", "BLOCK", "0", "STREAMS", "s", "t", "$", "$"],
+    );
+    admin.pipeline(&[
+        vec!["MULTI"],
+        vec!["XADD", "s", "MAXLEN", "0", "4-1", "a", "1"],
+        vec!["XADD", "t", "4-1", "a", "1"],
+        vec!["EXEC"],
+    ]);
+    assert_eq!(r.read_frame(), empty_for("s"));
+}
+
+/// A consumer blocked on a group holds back only readers that come after
+/// it has been woken: a plain XREADGROUP still reads new entries at once
+/// while it waits (after XGROUP SETID, which wakes nobody), and one inside
+/// the transaction that adds them reads first, the blocked consumer getting
+/// the rest when the transaction ends, as in Redis.
+#[test]
+fn blocked_group_consumer_does_not_hold_back_plain_readers() {
+    let s = threaded_server();
+    let mut admin = s.raw();
+    add(&mut admin, "s", "1-1", &["a", "1"]);
+    admin.call(&["XGROUP", "CREATE", "s", "g", "$"]);
+    let mut a = block(
+        &s,
+        &mut admin,
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "a",
+            "BLOCK",
+            "0",
+            "STREAMS",
+            "s",
+            ">",
+        ],
+    );
+    admin.call(&["XGROUP", "SETID", "s", "g", "0"]);
+    let got = admin.call(&["XREADGROUP", "GROUP", "g", "b", "STREAMS", "s", ">"]);
+    assert_eq!(
+        got,
+        Frame::Array(vec![Frame::Array(vec![
+            bulk("s"),
+            entries(&[("1-1", &["a", "1"])])
+        ])])
+    );
+
+    let replies = admin.pipeline(&[
+        vec!["MULTI"],
+        vec!["XADD", "s", "2-1", "a", "2"],
+        vec!["XADD", "s", "3-1", "a", "3"],
+        vec![
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "b",
+            "COUNT",
+            "1",
+            "STREAMS",
+            "s",
+            ">",
+        ],
+        vec!["EXEC"],
+    ]);
+    assert_eq!(
+        replies[4],
+        Frame::Array(vec![
+            bulk("2-1"),
+            bulk("3-1"),
+            Frame::Array(vec![Frame::Array(vec![
+                bulk("s"),
+                entries(&[("2-1", &["a", "2"])])
+            ])])
+        ])
+    );
+    assert_eq!(
+        a.read_frame(),
+        Frame::Array(vec![Frame::Array(vec![
+            bulk("s"),
+            entries(&[("3-1", &["a", "3"])])
+        ])])
+    );
+}

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{bulk, error, simple, Frame, RawClient, TestServer};
+use common::{bulk, error, fmt_frame, simple, Frame, RawClient, TestServer};
 
 fn int(n: i64) -> Frame {
     Frame::Integer(n)
@@ -280,4 +280,38 @@ fn scripts_track_their_declared_keys() {
     writer.call(&["SET", "ro", "1"]);
     // Nothing for `ro`: the next thing the client gets is PING's reply.
     assert_eq!(c.call(&["PING"]), simple("PONG"));
+}
+
+/// BCAST without PREFIX registers the empty prefix, as in Redis: CLIENT
+/// TRACKINGINFO lists it, and a later prefix overlaps it.
+#[test]
+fn bcast_without_prefix_registers_the_empty_prefix() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    assert_eq!(
+        raw.call(&["CLIENT", "TRACKING", "ON", "BCAST"]),
+        simple("OK")
+    );
+    assert_eq!(
+        raw.call(&["CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "a"]),
+        error("ERR Prefix 'a' overlaps with an existing prefix ''. Prefixes for a single client must not overlap.")
+    );
+    let info = raw.call(&["CLIENT", "TRACKINGINFO"]);
+    let Frame::Array(items) = info else {
+        panic!("TRACKINGINFO answered {}", fmt_frame(&info));
+    };
+    assert_eq!(items[5], Frame::Array(vec![bulk("")]));
+    assert_eq!(raw.call(&["CLIENT", "TRACKING", "OFF"]), simple("OK"));
+    assert_eq!(
+        raw.call(&["CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "a"]),
+        simple("OK")
+    );
+    assert_eq!(
+        raw.call(&["CLIENT", "TRACKING", "ON", "BCAST"]),
+        simple("OK")
+    );
+    let Frame::Array(items) = raw.call(&["CLIENT", "TRACKINGINFO"]) else {
+        panic!("TRACKINGINFO is an array");
+    };
+    assert_eq!(items[5], Frame::Array(vec![bulk(""), bulk("a")]));
 }

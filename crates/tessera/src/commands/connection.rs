@@ -418,6 +418,11 @@ fn client_tracking(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             }
         }
     }
+    // As Redis: BCAST without PREFIX registers the empty prefix (every
+    // key), which later prefixes then overlap.
+    if want.bcast && want.prefixes.is_empty() {
+        want.prefixes.push(Vec::new());
+    }
     if cur.on {
         let mut merged = cur.prefixes.clone();
         for p in want.prefixes.drain(..) {
@@ -513,8 +518,11 @@ fn client_trackinginfo(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         -1
     });
     out.bulk(b"prefixes");
-    out.array(t.prefixes.len());
-    for p in &t.prefixes {
+    // In byte order, as Redis's radix tree of prefixes lists them.
+    let mut prefixes: Vec<&Vec<u8>> = t.prefixes.iter().collect();
+    prefixes.sort();
+    out.array(prefixes.len());
+    for p in prefixes {
         out.bulk(p);
     }
     Ok(())
@@ -732,8 +740,15 @@ fn client_getname(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// Redis's `argv-mem` of the running command: its arguments' bytes.
+fn argv_mem(args: &[&[u8]]) -> usize {
+    args.iter().map(|a| a.len()).sum()
+}
+
 fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let now = unix_ms();
+    let me = ctx.client.id;
+    let own = |c: &ClientInfo| if c.id == me { argv_mem(args) } else { 0 };
     let mut text = String::new();
     // As Redis: `TYPE t` only as the whole argument list, `ID id...` lists
     // those clients in the order given (repeats included; IDs of no client,
@@ -752,7 +767,7 @@ fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             .collect();
         for id in ids {
             if let Some(c) = clients.get(&id) {
-                text.push_str(&c.describe(now));
+                text.push_str(&c.describe(now, own(c)));
                 text.push('\n');
             }
         }
@@ -787,7 +802,7 @@ fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                     continue;
                 }
             }
-            text.push_str(&c.describe(now));
+            text.push_str(&c.describe(now, own(&c)));
             text.push('\n');
         }
     }
@@ -795,8 +810,8 @@ fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
-fn client_info(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    let mut line = ctx.client.info.describe(unix_ms());
+fn client_info(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let mut line = ctx.client.info.describe(unix_ms(), argv_mem(args));
     line.push('\n');
     ctx.out.verbatim(b"txt", line.as_bytes());
     Ok(())

@@ -563,7 +563,7 @@ fn object_lookup<R>(ctx: &mut Ctx, key: &[u8], f: impl FnOnce(&Entry) -> R) -> O
     let (dbi, now) = (ctx.client.db, ctx.now_ms);
     let mut locks = ctx.srv.keyspace.lock_key(key);
     let mut db = locks.db(dbi, now, crate::keyspace::Touch::None);
-    db.get_write(key).map(|e| f(e))
+    db.get_inspected(key).map(|e| f(e))
 }
 
 fn object_encoding(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
@@ -610,18 +610,24 @@ fn object_idletime(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
-fn object_refcount(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+/// The refcount Redis reports for a value: the integers 0..9999 are shared
+/// between keys (reported with INT_MAX) unless an LRU/LFU policy needs
+/// per-key access data.
+pub fn reported_refcount(srv: &crate::server::state::ServerState, value: &Value) -> i64 {
     use crate::config::MaxmemoryPolicy as P;
-    // Redis shares the integers 0..9999 between keys (reported with
-    // INT_MAX refcount) unless an LRU/LFU policy needs per-key access data.
     let sharing = !matches!(
-        ctx.srv.config.maxmemory_policy(),
+        srv.config.maxmemory_policy(),
         P::AllkeysLru | P::VolatileLru | P::AllkeysLfu | P::VolatileLfu
-    ) || ctx.srv.config.maxmemory() == 0;
-    let rc = object_lookup(ctx, args[2], |e| match &e.value {
+    ) || srv.config.maxmemory() == 0;
+    match value {
         Value::Str(StrValue::Int(n)) if sharing && (0..10_000).contains(n) => i32::MAX as i64,
         _ => 1,
-    });
+    }
+}
+
+fn object_refcount(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let srv = ctx.srv;
+    let rc = object_lookup(ctx, args[2], |e| reported_refcount(srv, &e.value));
     match rc {
         Some(n) => ctx.out.int(n),
         None => ctx.out.null(),

@@ -132,6 +132,9 @@ pub fn queue(client: &mut Client, out: &mut ReplyBuf, args: &[&[u8]]) {
         .info
         .multi_len
         .store(client.multi.queued.len() as i64, Relaxed);
+    let pointer = std::mem::size_of::<usize>();
+    let mem: usize = args.iter().map(|a| a.len() + pointer).sum();
+    client.info.multi_mem.fetch_add(mem, Relaxed);
     out.simple(b"QUEUED");
 }
 
@@ -154,6 +157,7 @@ pub fn discard_transaction(srv: &ServerState, client: &mut Client) {
     client.multi.queued_denyoom = false;
     client.multi.queued.clear();
     client.info.multi_len.store(-1, Relaxed);
+    client.info.multi_mem.store(0, Relaxed);
     unwatch_all(srv, client);
 }
 
@@ -298,8 +302,6 @@ fn exec(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         ));
     }
     let srv = ctx.srv;
-    let queued = std::mem::take(&mut ctx.client.multi.queued);
-    ctx.client.multi.queued = queued;
     let idxs = shards_needed(ctx.client);
     let queued = std::mem::take(&mut ctx.client.multi.queued);
     let takes_script_lock = queued
@@ -327,8 +329,9 @@ fn exec(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         ctx.out.null_array();
         return Ok(());
     }
+    // As Redis: while its commands run the client still shows as in MULTI
+    // (CLIENT INFO's `x` flag, `multi` and `multi-mem`) until EXEC ends.
     ctx.client.multi.active = false;
-    ctx.client.info.multi_len.store(-1, Relaxed);
     ctx.client.multi.in_exec = true;
     ctx.out.array(queued.len());
     for (id, argv) in &queued {
@@ -339,6 +342,8 @@ fn exec(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         dispatch::call(srv, ctx.client, ctx.out, *id, spec, &args, now_ms);
     }
     ctx.client.multi.in_exec = false;
+    ctx.client.info.multi_len.store(-1, Relaxed);
+    ctx.client.info.multi_mem.store(0, Relaxed);
     drop(scope);
     unwatch_all(srv, ctx.client);
     Ok(())

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use tessera_resp::encode::ReplyBuf;
 
-use super::args::{eq_ic, float, int, lossy};
+use super::args::{eq_ic, int, lossy};
 use super::flags::*;
 use super::generic::{container, help_reply};
 use super::meta::{arg as a, docflags, ks, ksflags, ksflags::*, BeginSearch, FindKeys};
@@ -1541,23 +1541,31 @@ fn lastsave(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let mut save = false;
-    let mut abort = false;
+    let (mut save, mut nosave, mut now, mut force, mut abort) = (false, false, false, false, false);
     for a in &args[1..] {
         if eq_ic(a, "nosave") {
-            save = false;
+            nosave = true;
         } else if eq_ic(a, "save") {
             save = true;
-        } else if eq_ic(a, "now") || eq_ic(a, "force") {
+        } else if eq_ic(a, "now") {
+            now = true;
+        } else if eq_ic(a, "force") {
+            force = true;
         } else if eq_ic(a, "abort") {
             abort = true;
         } else {
             return Err(CmdError::Syntax);
         }
     }
+    // As Redis: ABORT takes no other flag, and SAVE and NOSAVE exclude
+    // each other.
+    if (abort && (save || nosave || now || force)) || (save && nosave) {
+        return Err(CmdError::Syntax);
+    }
     if abort {
         return Err(CmdError::msg("ERR No shutdown in progress."));
     }
+
     if save {
         // Snapshots arrive with the persistence issue; refusing is honest.
         log::warning("SHUTDOWN SAVE requested but this build has no RDB persistence");
@@ -2225,18 +2233,174 @@ fn memory_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     )
 }
 
+/// The number a C `strtod` reads at the start of `arg` (0 if none).
+fn leading_float(arg: &[u8]) -> f64 {
+    let text = String::from_utf8_lossy(arg);
+    let text = text.trim_start();
+    // The longest prefix that parses; arguments are short, and only the
+    // first 64 bytes can matter for a sleep.
+    let limit = text.len().min(64);
+    (1..=limit)
+        .rev()
+        .filter(|&n| text.is_char_boundary(n))
+        .find_map(|n| text[..n].parse::<f64>().ok())
+        .filter(|v| v.is_finite())
+        .unwrap_or(0.0)
+}
+
+/// The number a C `atoi` reads at the start of `arg` (0 if none).
+fn leading_int(arg: &[u8]) -> i64 {
+    let mut rest = arg.trim_ascii_start();
+    let negative = rest.first() == Some(&b'-');
+    if matches!(rest.first(), Some(b'-' | b'+')) {
+        rest = &rest[1..];
+    }
+    let mut n: i64 = 0;
+    for &c in rest.iter().take_while(|c| c.is_ascii_digit()) {
+        n = n.saturating_mul(10).saturating_add(i64::from(c - b'0'));
+    }
+    if negative {
+        -n
+    } else {
+        n
+    }
+}
+
+/// DEBUG POPULATE count [prefix] [size]: `count` string keys
+/// `<prefix>:<n>` (prefix `key`) holding `value:<n>`, cut or padded with
+/// zero bytes to `size` when one is given; keys that exist are left alone.
+/// As in Redis, these writes notify nobody.
+fn debug_populate(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let positive = |a: &[u8]| -> Result<u64, CmdError> {
+        match int(a) {
+            Ok(n) if n >= 0 => Ok(n as u64),
+            _ => Err(CmdError::msg("ERR value is out of range, must be positive")),
+        }
+    };
+    let count = positive(args[2])?;
+    let prefix: &[u8] = args.get(3).copied().unwrap_or(b"key");
+    let size = match args.get(4) {
+        Some(a) => Some(positive(a)? as usize),
+        None => None,
+    };
+    if let Some(size) = size {
+        let limit = ctx.srv.config.proto_max_bulk_len();
+        if size as u64 > limit {
+            return Err(CmdError::msg("ERR value is out of range, must be positive"));
+        }
+    }
+    let mut key = Vec::with_capacity(prefix.len() + 21);
+    for n in 0..count {
+        key.clear();
+        key.extend_from_slice(prefix);
+        key.push(b':');
+        key.extend_from_slice(n.to_string().as_bytes());
+        let mut value = format!("value:{n}").into_bytes();
+        if let Some(size) = size.filter(|&s| s > 0) {
+            value.resize(size, 0);
+        }
+        ctx.with_key(&key, |db| {
+            if !db.exists(&key) {
+                db.set(
+                    &key,
+                    crate::types::Value::Str(crate::types::StrValue::from_bytes(&value)),
+                );
+            }
+        });
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+/// DEBUG PROTOCOL: one sample reply of each RESP3 type (and its RESP2
+/// downgrade), the values Redis sends, for client libraries to test against.
+fn debug_protocol(ctx: &mut Ctx, kind: &[u8]) -> CmdResult {
+    let out = &mut *ctx.out;
+    let name = kind.to_ascii_lowercase();
+    match name.as_slice() {
+        b"string" => out.bulk(b"Hello World"),
+        b"integer" => out.int(12345),
+        b"double" => out.double_text(b"3.141"),
+        b"bignum" => {
+            const BIG: &[u8] = b"1234567999999999999999999999999999999";
+            if out.resp3() {
+                out.raw(b"(");
+                out.raw(BIG);
+                out.raw(b"\r\n");
+            } else {
+                out.bulk(BIG);
+            }
+        }
+        b"null" => out.null(),
+        b"array" | b"set" => {
+            if name == b"set" {
+                out.set(3);
+            } else {
+                out.array(3);
+            }
+            for i in 0..3 {
+                out.int(i);
+            }
+        }
+        b"map" => {
+            out.map(3);
+            for i in 0..3 {
+                out.int(i);
+                out.boolean(i == 1);
+            }
+        }
+        b"attrib" => {
+            // RESP2 has no attributes: only the reply they annotate is sent.
+            if out.resp3() {
+                out.raw(b"|1\r\n");
+                out.bulk(b"key-popularity");
+                out.array(2);
+                out.bulk(b"key:123");
+                out.int(90);
+            }
+            out.bulk(b"Some real reply following the attribute");
+        }
+        b"push" => {
+            if !out.resp3() {
+                return Err(CmdError::msg("ERR RESP2 is not supported by this command"));
+            }
+            out.push(2);
+            out.bulk(b"server-cpu-usage");
+            out.int(42);
+            // As Redis: a normal reply follows, so a client that discards
+            // push messages still gets an answer.
+            out.bulk(b"Some real reply following the push reply");
+        }
+        b"verbatim" => out.verbatim(b"txt", b"This is a verbatim\nstring"),
+        b"true" => out.boolean(true),
+        b"false" => out.boolean(false),
+        _ => {
+            return Err(CmdError::msg(
+                "ERR Wrong protocol type name. Please use one of the following: \
+                 string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false",
+            ))
+        }
+    }
+    Ok(())
+}
+
 fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let sub = args[1];
     if eq_ic(sub, "sleep") && args.len() == 3 {
-        let secs = float(args[2])?;
+        // As Redis (strtod): the number the argument starts with, else 0.
+        let secs = leading_float(args[2]);
         if secs > 0.0 {
             std::thread::sleep(std::time::Duration::from_secs_f64(secs.min(3600.0)));
         }
         ctx.out.ok();
     } else if eq_ic(sub, "set-active-expire") && args.len() == 3 {
-        let v = int(args[2])?;
-        ctx.srv.active_expire.store(v != 0, Relaxed);
+        // As Redis (atoi): the integer the argument starts with, else 0.
+        ctx.srv
+            .active_expire
+            .store(leading_int(args[2]) != 0, Relaxed);
         ctx.out.ok();
+    } else if eq_ic(sub, "populate") && (3..=5).contains(&args.len()) {
+        return debug_populate(ctx, args);
     } else if eq_ic(sub, "object") && args.len() == 3 {
         let key = args[2];
         let (dbi, now) = (ctx.client.db, ctx.now_ms);
@@ -2246,8 +2410,9 @@ fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             db.get_write(key).map(|e| {
                 let idle = ((now / 1000) as u32).wrapping_sub(e.access);
                 format!(
-                    "Value at:0x{:x} refcount:1 encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
+                    "Value at:0x{:x} refcount:{} encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
                     e as *const _ as usize,
+                    super::generic::reported_refcount(ctx.srv, &e.value),
                     e.value.encoding_name(),
                     e.value.heap_size().max(1),
                     e.access & 0xff_ffff,
@@ -2259,6 +2424,8 @@ fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             Some(d) => ctx.out.simple(d.as_bytes()),
             None => return Err(CmdError::NoSuchKey),
         }
+    } else if eq_ic(sub, "protocol") && args.len() == 3 {
+        return debug_protocol(ctx, args[2]);
     } else if eq_ic(sub, "help") {
         return help_reply(
             ctx,
@@ -2266,6 +2433,15 @@ fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             &[
                 "OBJECT <key>",
                 "    Show low level info about the key and associated value.",
+                "POPULATE <count> [<prefix>] [<size>]",
+                "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+                "    it is used instead of the 'key' prefix. These are not propagated to",
+                "    replicas. Cluster slots are not respected so keys not belonging to the",
+                "    current node can be created in cluster mode.",
+                "PROTOCOL <type>",
+                "    Reply with a test value of the specified type. <type> can be: string,",
+                "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+                "    true, false.",
                 "SET-ACTIVE-EXPIRE <0|1>",
                 "    Setting it to 0 disables expiring keys in background when they are not accessed.",
                 "SLEEP <seconds>",

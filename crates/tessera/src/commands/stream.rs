@@ -1014,6 +1014,19 @@ fn read_group_history(
     }
 }
 
+/// Whether a reader past `gt` is served from stream `s`. A new read needs
+/// an entry after `gt`; a reader woken by a signal for this stream is
+/// served (possibly with no entries) once the stream's last ID moved past
+/// `gt`, even if what was added is already deleted or trimmed away, as
+/// Redis serves it.
+fn has_new(s: &StreamValue, gt: StreamId, woken: bool) -> bool {
+    if woken {
+        s.last_id > gt
+    } else {
+        !s.is_empty() && s.last_valid_id() > gt
+    }
+}
+
 fn xread_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) -> CmdResult {
     let r = parse_read(args, xreadgroup, ctx.now_ms)?;
     let keys = &args[r.streams_at..r.streams_at + r.nstreams];
@@ -1111,13 +1124,25 @@ fn xread_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) -> CmdResult {
                 Some((group, consumer)) => {
                     let history = gt != StreamId::MAX;
                     let g_last = s.groups.get(group).map_or(StreamId::MIN, |g| g.last_id);
-                    if !history && (s.is_empty() || s.last_valid_id() <= g_last) {
+                    if !history && !has_new(s, g_last, only.is_some()) {
                         continue;
                     }
                     let g = s.groups.get_mut(group).expect("group");
                     if !history {
                         // First come, first served among blocked consumers.
-                        if !g.may_read_new(me, |id| blocking.is_blocked_on(id, db_index, key)) {
+                        // A woken one waits for those blocked before it; a
+                        // new reader only for those already woken, whom
+                        // Redis would have served with the command that
+                        // fed the stream (it never waits for the others).
+                        if rerun {
+                            if !g.may_read_new(me, |id| blocking.is_blocked_on(id, db_index, key)) {
+                                continue;
+                            }
+                        } else if g
+                            .waiting
+                            .iter()
+                            .any(|&id| id != me && blocking.is_woken_on(id, db_index, key))
+                        {
                             continue;
                         }
                         g.waiting.retain(|&id| id != me);
@@ -1142,7 +1167,7 @@ fn xread_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) -> CmdResult {
                     served += 1;
                 }
                 None => {
-                    if s.is_empty() || s.last_valid_id() <= gt {
+                    if !has_new(s, gt, only.is_some()) {
                         continue;
                     }
                     if !tmp.resp3() {

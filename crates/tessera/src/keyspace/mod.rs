@@ -683,6 +683,24 @@ impl Db<'_, '_> {
         }
     }
 
+    /// Lookup for OBJECT's subcommands: a hit or miss counts, but the key
+    /// is not touched and a miss raises no `keymiss` event (Redis's
+    /// `LOOKUP_NOTOUCH | LOOKUP_NONOTIFY`).
+    pub fn get_inspected(&mut self, key: &[u8]) -> Option<&mut Entry> {
+        let (now, db) = (self.now_ms, self.db);
+        let Shard { dbs, stats } = self.locks.shard_for(key);
+        match dbs[db].get_live(key, now, stats) {
+            Some(e) => {
+                stats.keyspace_hits += 1;
+                Some(e)
+            }
+            None => {
+                stats.keyspace_misses += 1;
+                None
+            }
+        }
+    }
+
     /// Lookup for commands that inspect a key without counting as an
     /// access (EXISTS, TYPE, TTL...): hits and misses count, the LRU/LFU
     /// field is left alone.

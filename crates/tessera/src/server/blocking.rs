@@ -335,6 +335,17 @@ impl BlockingRegistry {
             .is_some_and(|q| q.iter().any(|w| Arc::ptr_eq(w, &waiter)))
     }
 
+    /// Whether client `id`, blocked on `key` of database `db`, was woken
+    /// for it and has not yet acted on the wake-up.
+    pub fn is_woken_on(&self, id: u64, db: usize, key: &[u8]) -> bool {
+        let Some(waiter) = self.by_client.lock().get(&id).cloned() else {
+            return false;
+        };
+        let woken =
+            waiter.reason.load(Relaxed) == Wake::Ready as u8 || !waiter.debts.lock().is_empty();
+        woken && self.is_blocked_on(id, db, key)
+    }
+
     /// Passes a wake-up on: wakes the waiter queued right after `waiter`
     /// on each of `keys` (a woken client that found nothing for itself
     /// calls this, so that the next in line looks too: stream readers of

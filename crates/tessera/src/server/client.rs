@@ -131,6 +131,9 @@ pub struct ClientInfo {
     pub sub_counts: [AtomicUsize; 3],
     /// Commands queued in MULTI, -1 outside MULTI (CLIENT LIST `multi`).
     pub multi_len: AtomicI64,
+    /// What Redis counts as the queued commands' memory (CLIENT LIST
+    /// `multi-mem`): their arguments' bytes plus a pointer per argument.
+    pub multi_mem: AtomicUsize,
     /// CLIENT TRACKING redirect target (-1 none), for CLIENT LIST `redir`.
     pub redirect: AtomicI64,
     /// An invalidation could not reach this client's REDIRECT target.
@@ -170,6 +173,7 @@ impl ClientInfo {
             obuf_soft_since_ms: AtomicI64::new(0),
             sub_counts: Default::default(),
             multi_len: AtomicI64::new(-1),
+            multi_mem: AtomicUsize::new(0),
             redirect: AtomicI64::new(-1),
             redirect_broken: AtomicBool::new(false),
             tracking_flags: Mutex::new(String::new()),
@@ -200,7 +204,10 @@ impl ClientInfo {
     }
 
     /// One CLIENT LIST / CLIENT INFO line, with Redis 7.0's fields in order.
-    pub fn describe(&self, now_ms: i64) -> String {
+    /// `argv_mem` is the bytes of the arguments of the command the client
+    /// is running (non-zero only for the client asking: the others are
+    /// between commands).
+    pub fn describe(&self, now_ms: i64, argv_mem: usize) -> String {
         let name = self
             .name
             .lock()
@@ -252,7 +259,7 @@ impl ClientInfo {
         let age = (now_ms - self.created_ms).max(0) / 1000;
         let idle = (now_ms - self.last_interaction_ms.load(Relaxed)).max(0) / 1000;
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl={} oll={} omem={} tot-mem={} events=r cmd={} user=default redir={} resp={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs=0 rbp=0 obl={} oll={} omem={} tot-mem={} events=r cmd={} user=default redir={} resp={}",
             self.id,
             self.addr,
             self.laddr,
@@ -268,6 +275,8 @@ impl ClientInfo {
             self.multi_len.load(Relaxed),
             self.qbuf.load(Relaxed),
             self.qbuf_free.load(Relaxed),
+            argv_mem,
+            self.multi_mem.load(Relaxed),
             0,
             usize::from(self.omem.load(Relaxed) > 0),
             self.omem.load(Relaxed),

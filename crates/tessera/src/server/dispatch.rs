@@ -71,13 +71,37 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
         client.tracking.caching = None;
         client.tracking.caching_armed = false;
     }
+    // CLIENT REPLY OFF/SKIP drop the command's reply, but not what Redis
+    // sends as pushes: subscription confirmations (RESP2 included), and the
+    // messages and invalidations this client gets from its own command,
+    // delivered below, after the reply is dropped.
+    if is_pushing_command(cmd) {
+        keep_pushes_through_reply_mode(client);
+    } else {
+        finish_reply_mode(client, out, mark);
+    }
     // Events and ready keys queued on this thread while a busy script runs
     // here are the script's, to be delivered when it ends.
     if !super::parked::pumping() {
         deliver_events(srv, client, out, mark);
         signal_ready_keys(srv, Some(client));
     }
-    finish_reply_mode(client, out, mark);
+}
+
+/// Commands whose whole reply Redis writes as push messages, which CLIENT
+/// REPLY OFF and SKIP do not silence.
+fn is_pushing_command(cmd: &CommandSpec) -> bool {
+    matches!(
+        cmd.name,
+        "subscribe" | "unsubscribe" | "psubscribe" | "punsubscribe" | "ssubscribe" | "sunsubscribe"
+    )
+}
+
+/// A pushing command still uses up a CLIENT REPLY SKIP.
+fn keep_pushes_through_reply_mode(client: &mut Client) {
+    if client.reply_mode == ReplyMode::Skipping {
+        client.reply_mode = ReplyMode::On;
+    }
 }
 
 /// Why Redis would refuse a resolved command before running (or queueing)

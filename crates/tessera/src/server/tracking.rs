@@ -80,11 +80,7 @@ pub fn enable(srv: &ServerState, client: &mut Client, state: TrackingState) {
         redirect: state.redirect,
         noloop: state.noloop,
         bcast: state.bcast,
-        prefixes: if state.bcast && state.prefixes.is_empty() {
-            vec![Vec::new()]
-        } else {
-            state.prefixes.clone()
-        },
+        prefixes: state.prefixes.clone(),
     };
     srv.tracking.clients.lock().insert(client.id, tracker);
     client.tracking = state;
