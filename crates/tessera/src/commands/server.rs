@@ -1480,7 +1480,16 @@ fn resolve_keys(
             "ERR Invalid number of arguments specified for command",
         ));
     }
-    let Ok(idx) = c.key_indices(target) else {
+    // Redis answers from the key specs where they are complete. XREAD's
+    // are (the STREAMS keyword, then half of what follows), though they
+    // take what follows a stray "streams" or an odd count as keys: its
+    // stricter key finder is for running the command, not for this.
+    // (When the specs find nothing, Redis falls back to the finder.)
+    let found = match super::meta::key_positions(c.key_specs, target) {
+        Ok(idx) if matches!(c.name, "xread" | "xreadgroup") && !idx.is_empty() => Ok(idx),
+        _ => c.key_indices(target),
+    };
+    let Ok(idx) = found else {
         return Err(CmdError::msg("ERR Invalid arguments specified for command"));
     };
     if idx.is_empty() {
