@@ -576,9 +576,30 @@ fn lmpop_pops_from_the_first_non_empty_list() {
             vec!["BRPOPLPUSH", "a", "b", "-1"],
             "ERR timeout is negative",
         ),
+        // Redis reads the seconds as a long double: past a double's range
+        // is still a number (beyond any i64 of milliseconds: negative),
+        // past a long double's is not.
+        (vec!["BRPOP", "a", "1e400"], "ERR timeout is negative"),
+        (vec!["BLPOP", "a", "-1e400"], "ERR timeout is negative"),
+        (vec!["BZPOPMIN", "a", "1.1e4932"], "ERR timeout is negative"),
+        (
+            vec!["BLPOP", "a", "1.2e4932"],
+            "ERR timeout is not a float or out of range",
+        ),
+        (
+            vec!["BLPOP", "a", "1e-5000"],
+            "ERR timeout is not a float or out of range",
+        ),
     ] {
         assert_eq!(q_err(&mut c, &args), err, "{args:?}");
     }
+    // A timeout too small for a double is a tiny positive long double:
+    // rounded up to one millisecond, not an error.
+    let got: redis::Value = q(&mut c, &["BLPOP", "a", "1e-400"]);
+    assert!(
+        matches!(got, redis::Value::Nil | redis::Value::Array(_)),
+        "{got:?}"
+    );
 }
 
 #[test]

@@ -942,3 +942,34 @@ fn watch_sees_exactly_the_modifications() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// A *STORE whose result is empty deletes its destination without
+/// expiring it first, as Redis's dbDelete does: a destination past its TTL
+/// (not yet removed: active expiry is off) goes with `del`, not `expired`.
+#[test]
+fn empty_store_deletes_an_expired_destination_with_del() {
+    let mut t = Fixture::with_args("KEA", &["--enable-debug-command", "yes"]);
+    t.run(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+    for store in [
+        &["SUNIONSTORE", "k", "nx"][..],
+        &["ZUNIONSTORE", "k", "1", "nx"],
+        &["ZRANGESTORE", "k", "nx", "0", "-1"],
+        &["BITOP", "AND", "k", "nx"],
+        &["SORT", "nx", "STORE", "k"],
+        &[
+            "GEOSEARCHSTORE",
+            "k",
+            "nx",
+            "FROMLONLAT",
+            "0",
+            "0",
+            "BYRADIUS",
+            "1",
+            "km",
+        ],
+    ] {
+        t.run(&["SET", "k", "v", "PX", "20"]);
+        std::thread::sleep(Duration::from_millis(100));
+        t.step(store, &["del k"]);
+    }
+}

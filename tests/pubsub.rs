@@ -188,6 +188,17 @@ fn pubsub_channels_pattern_and_errors() {
         c.call(&["PUBSUB", "NOPE"]),
         error("ERR unknown subcommand 'NOPE'. Try PUBSUB HELP.")
     );
+    // The subcommand as the client spelled it.
+    assert_eq!(
+        c.call(&["PUBSUB", "Channels", "a", "b"]),
+        error(
+            "ERR unknown subcommand or wrong number of arguments for 'Channels'. Try PUBSUB HELP."
+        )
+    );
+    assert_eq!(
+        c.call(&["PUBSUB", "ShardChannels", "a", "b"]),
+        error("ERR unknown subcommand or wrong number of arguments for 'ShardChannels'. Try PUBSUB HELP.")
+    );
     assert_eq!(
         c.call(&["SUBSCRIBE"]),
         error("ERR wrong number of arguments for 'subscribe' command")

@@ -315,3 +315,62 @@ fn bcast_without_prefix_registers_the_empty_prefix() {
     };
     assert_eq!(items[5], Frame::Array(vec![bulk(""), bulk("a")]));
 }
+
+/// INFO counts (key, client) pairs as tracking_total_items and distinct
+/// prefixes as tracking_total_prefixes; a prefix given twice overlaps
+/// itself; CLIENT TRACKING ON checks its options in Redis's order.
+#[test]
+fn tracking_counters_and_option_checks() {
+    let s = TestServer::start();
+    let mut admin = s.raw();
+    admin.call(&["MSET", "k1", "1", "k2", "2"]);
+    let mut a = s.raw();
+    let mut b = s.raw();
+    for c in [&mut a, &mut b] {
+        assert_eq!(c.call(&["CLIENT", "TRACKING", "ON"]), simple("OK"));
+        c.call(&["GET", "k1"]);
+    }
+    a.call(&["GET", "k2"]);
+    let mut x = s.raw();
+    let mut y = s.raw();
+    assert_eq!(
+        x.call(&["CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "p", "PREFIX", "q"]),
+        simple("OK")
+    );
+    assert_eq!(
+        y.call(&["CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "p"]),
+        simple("OK")
+    );
+    let info = match admin.call(&["INFO", "stats"]) {
+        Frame::Bulk(b) => String::from_utf8(b).unwrap(),
+        other => panic!("INFO answered {}", fmt_frame(&other)),
+    };
+    for want in [
+        "tracking_total_keys:2",
+        "tracking_total_items:3",
+        "tracking_total_prefixes:2",
+    ] {
+        assert!(info.contains(want), "{want} in {info}");
+    }
+    assert_eq!(
+        y.call(&["CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "p"]),
+        error("ERR Prefix 'p' overlaps with an existing prefix 'p'. Prefixes for a single client must not overlap.")
+    );
+    let mut fresh = s.raw();
+    assert_eq!(
+        fresh.call(&["CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "z", "PREFIX", "z"]),
+        error("ERR Prefix 'z' overlaps with another provided prefix 'z'. Prefixes for a single client must not overlap.")
+    );
+    assert_eq!(
+        fresh.call(&["CLIENT", "TRACKING", "ON", "BCAST", "OPTIN", "OPTOUT"]),
+        error("ERR OPTIN and OPTOUT are not compatible with BCAST")
+    );
+    assert_eq!(
+        fresh.call(&["CLIENT", "TRACKING", "ON", "OPTIN", "OPTOUT", "PREFIX", "a"]),
+        error("ERR PREFIX option requires BCAST mode to be enabled")
+    );
+    assert_eq!(
+        x.call(&["CLIENT", "TRACKING", "ON", "PREFIX", "r"]),
+        error("ERR PREFIX option requires BCAST mode to be enabled")
+    );
+}

@@ -7,12 +7,15 @@
  * - tessera_parse_double:  strtod-based double parsing with Redis' rules.
  * - tessera_parse_double_lenient: the bare strtod check of score ranges.
  * - tessera_format_g17:    "%.17g" formatting of a double.
+ * - tessera_timeout_ms:    a blocking command's timeout, read as Redis
+ *                          reads it (a long double of seconds).
  * - tessera_ld_*:          long double parsing (strtold), addition and
  *                          "human" formatting ("%.17Lf" minus trailing
  *                          zeros), as INCRBYFLOAT / HINCRBYFLOAT need.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +137,24 @@ int tessera_ld_incr(const char *a, size_t alen, const char *b, size_t blen,
     if (l == 0) return 4;
     *outlen = l;
     return 0;
+}
+
+/*
+ * A blocking command's timeout as Redis 7.0 reads it: seconds as a long
+ * double (so 1e400 is a number and 1e-400 a tiny positive one), times 1000,
+ * rounded up, then converted to long long the way x86-64 does, where
+ * anything out of range (infinities included) becomes LLONG_MIN. Returns 1
+ * and stores the milliseconds, or 0 if `s` is not a long double.
+ */
+int tessera_timeout_ms(const char *s, size_t len, long long *out) {
+    long double v, ms;
+    if (!parse_ld(s, len, &v)) return 0;
+    ms = ceill(v * 1000.0L);
+    if (ms >= -9223372036854775808.0L && ms < 9223372036854775808.0L)
+        *out = (long long)ms;
+    else
+        *out = LLONG_MIN;
+    return 1;
 }
 
 /* Classifies `s` as a long double: -1 invalid, 0 finite, 1 infinite. */

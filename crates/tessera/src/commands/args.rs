@@ -60,21 +60,8 @@ pub fn c_str_prefix(b: &[u8], n: usize) -> String {
 /// A blocking command's timeout in seconds (fractions allowed), as Redis
 /// reads it: the absolute deadline in Unix ms, or None for 0 (forever).
 pub fn block_timeout(arg: &[u8], now_ms: i64) -> Result<Option<i64>, CmdError> {
-    let secs = crate::util::numbers::parse_f64(arg)
-        .filter(|v| !v.is_nan())
+    let ms = crate::util::numbers::parse_timeout_ms(arg)
         .ok_or_else(|| CmdError::msg("ERR timeout is not a float or out of range"))?;
-    let ms = (secs * 1000.0).ceil();
-    // Redis converts with a C cast, which on x86-64 turns anything out of
-    // range (inf included) into i64::MIN: reported as a negative timeout.
-    // Its long double still holds i64::MAX itself, which f64 rounds to
-    // 2^63: that value is taken as i64::MAX.
-    let ms = if ms > i64::MAX as f64 || ms < i64::MIN as f64 {
-        i64::MIN
-    } else if ms == i64::MAX as f64 {
-        i64::MAX
-    } else {
-        ms as i64
-    };
     if ms < 0 {
         return Err(CmdError::msg("ERR timeout is negative"));
     }

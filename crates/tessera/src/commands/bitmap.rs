@@ -444,7 +444,7 @@ fn bitop(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let res = acc.finish();
         let len = res.len();
         let old = if res.is_empty() {
-            let old = db.remove(dest);
+            let old = db.remove_without_expiring(dest);
             if old.is_some() {
                 db.changed(dest, Class::GENERIC, "del");
             }

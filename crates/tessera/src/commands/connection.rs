@@ -374,9 +374,20 @@ fn client_tracking(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ctx.out.ok();
         return Ok(());
     }
+    // The checks in Redis's order.
     let cur = ctx.client.tracking.clone();
+    if !want.bcast && !want.prefixes.is_empty() {
+        return Err(CmdError::msg(
+            "ERR PREFIX option requires BCAST mode to be enabled",
+        ));
+    }
     if cur.on && cur.bcast != want.bcast {
         return Err(CmdError::msg("ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode."));
+    }
+    if want.bcast && (want.optin || want.optout) {
+        return Err(CmdError::msg(
+            "ERR OPTIN and OPTOUT are not compatible with BCAST",
+        ));
     }
     if want.optin && want.optout {
         return Err(CmdError::msg(
@@ -386,21 +397,11 @@ fn client_tracking(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if cur.on && ((want.optin && cur.optout) || (want.optout && cur.optin)) {
         return Err(CmdError::msg("ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode."));
     }
-    if want.bcast && (want.optin || want.optout) {
-        return Err(CmdError::msg(
-            "ERR OPTIN and OPTOUT are not compatible with BCAST",
-        ));
-    }
-    if !want.bcast && !want.prefixes.is_empty() {
-        return Err(CmdError::msg(
-            "ERR PREFIX option requires BCAST mode to be enabled",
-        ));
-    }
     // Prefixes must not overlap, among themselves or with earlier ones.
     let overlap = |a: &[u8], b: &[u8]| a.starts_with(b) || b.starts_with(a);
     for (j, p) in want.prefixes.iter().enumerate() {
         for q in &cur.prefixes {
-            if overlap(p, q) && p != q {
+            if overlap(p, q) {
                 return Err(CmdError::msg(format!(
                     "ERR Prefix '{}' overlaps with an existing prefix '{}'. Prefixes for a single client must not overlap.",
                     String::from_utf8_lossy(p),
@@ -409,7 +410,7 @@ fn client_tracking(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             }
         }
         for q in &want.prefixes[j + 1..] {
-            if overlap(p, q) && p != q {
+            if overlap(p, q) {
                 return Err(CmdError::msg(format!(
                     "ERR Prefix '{}' overlaps with another provided prefix '{}'. Prefixes for a single client must not overlap.",
                     String::from_utf8_lossy(p),

@@ -656,7 +656,7 @@ fn search(ctx: &mut Ctx, args: &[&[u8]], form: Form) -> CmdResult {
             // No source: nothing to find, and a destination goes away.
             match o.store {
                 Some(dst) => {
-                    if db.remove(dst).is_some() {
+                    if db.remove_without_expiring(dst).is_some() {
                         db.changed(dst, Class::GENERIC, "del");
                     }
                     out.int(0);
@@ -722,7 +722,7 @@ fn search(ctx: &mut Ctx, args: &[&[u8]], form: Form) -> CmdResult {
         items.dedup_by(|a, b| a.0 == b.0);
         let n = points.len();
         if items.is_empty() {
-            if db.remove(dst).is_some() {
+            if db.remove_without_expiring(dst).is_some() {
                 db.changed(dst, Class::GENERIC, "del");
             }
             out.int(0);

@@ -678,7 +678,7 @@ fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
                 srv.pubsub.pattern_count(),
                 srv.pubsub.active(crate::server::pubsub::Kind::Shard, None).len(),
                 srv.tracking.tracked_keys(),
-                srv.tracking.tracked_keys(),
+                srv.tracking.tracked_items(),
                 srv.tracking.prefix_count(),
                 error_totals(ctx).values().sum::<u64>(),
                 total(|w| w.reads_processed.get()),

@@ -638,7 +638,7 @@ fn algebra_store(ctx: &mut Ctx, dst: &[u8], keys: &[&[u8]], op: Op) -> CmdResult
         let result = compute(db, op, keys, &sizes, &limits);
         let n = result.len();
         if n == 0 {
-            if db.remove(dst).is_some() {
+            if db.remove_without_expiring(dst).is_some() {
                 db.changed(dst, Class::GENERIC, "del");
             }
         } else {

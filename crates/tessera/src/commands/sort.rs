@@ -464,7 +464,7 @@ fn run_sort(
             if n > 0 {
                 db.set(dst, Value::List(list));
                 db.changed(dst, Class::LIST, "sortstore");
-            } else if db.remove(dst).is_some() {
+            } else if db.remove_without_expiring(dst).is_some() {
                 db.changed(dst, Class::GENERIC, "del");
             }
             Ok(Outcome::Stored(n))

@@ -1005,7 +1005,7 @@ fn store_result(db: &mut Db, dst: &[u8], value: Option<ZSetValue>, event: &'stat
             n
         }
         _ => {
-            if db.remove(dst).is_some() {
+            if db.remove_without_expiring(dst).is_some() {
                 db.changed(dst, Class::GENERIC, "del");
             }
             0

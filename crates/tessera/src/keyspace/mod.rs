@@ -788,4 +788,12 @@ impl Db<'_, '_> {
         }
         self.table(key).remove(key)
     }
+
+    /// Removes `key` whether or not its TTL has passed, without expiring
+    /// it first: how Redis deletes the destination of a *STORE command
+    /// whose result is empty (`dbDelete`), which then reports `del`, not
+    /// `expired`, even for a key past its TTL.
+    pub fn remove_without_expiring(&mut self, key: &[u8]) -> Option<Entry> {
+        self.table(key).remove(key)
+    }
 }

@@ -68,8 +68,20 @@ impl TrackingTable {
         self.clients.lock().len()
     }
 
+    /// INFO's tracking_total_items: (key, client) pairs.
+    pub fn tracked_items(&self) -> usize {
+        self.keys.lock().values().map(|ids| ids.len()).sum()
+    }
+
+    /// INFO's tracking_total_prefixes: distinct BCAST prefixes, however
+    /// many clients registered each (Redis keeps one entry per prefix).
     pub fn prefix_count(&self) -> usize {
-        self.clients.lock().values().map(|t| t.prefixes.len()).sum()
+        let clients = self.clients.lock();
+        let distinct: HashSet<&[u8]> = clients
+            .values()
+            .flat_map(|t| t.prefixes.iter().map(|p| p.as_slice()))
+            .collect();
+        distinct.len()
     }
 }
 

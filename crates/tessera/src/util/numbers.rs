@@ -38,6 +38,7 @@ extern "C" {
         outlen: *mut usize,
     ) -> c_int;
     fn tessera_ld_classify(s: *const c_char, len: usize) -> c_int;
+    fn tessera_timeout_ms(s: *const c_char, len: usize, out: *mut i64) -> c_int;
     fn tessera_ld_human(
         s: *const c_char,
         len: usize,
@@ -173,6 +174,18 @@ pub fn parse_f64(s: &[u8]) -> Option<f64> {
     // `v` is a valid place for it to write a double.
     let ok = unsafe { tessera_parse_double(buf.as_ptr().cast(), s.len(), &mut v) };
     (ok == 1).then_some(v)
+}
+
+/// A blocking command's timeout in milliseconds, read as Redis 7.0 reads
+/// seconds: a long double (1e400 is a number, 1e-400 a tiny positive one),
+/// times 1000 rounded up, with anything beyond i64 (infinities too) turned
+/// into i64::MIN as x86-64's conversion does. None if not a number.
+pub fn parse_timeout_ms(s: &[u8]) -> Option<i64> {
+    let mut ms = 0i64;
+    // SAFETY: the shim reads exactly `s.len()` bytes of `s` (it copies them
+    // into its own NUL-terminated buffer) and writes one i64 to `ms`.
+    let ok = unsafe { tessera_timeout_ms(s.as_ptr().cast(), s.len(), &mut ms) };
+    (ok == 1).then_some(ms)
 }
 
 /// The bare `strtod` check Redis 7.0 applies to score-range bounds
