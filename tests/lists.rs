@@ -1084,18 +1084,35 @@ fn waiters_of_another_type_stay_blocked_and_do_not_hold_up_others() {
 
 /// A blocked command counts once in commandstats and once in
 /// total_commands_processed, however many wake-ups it sees: served, timed
-/// out or unblocked.
+/// out or unblocked. As in Redis 7.0 it counts when it blocks; CLIENT
+/// UNBLOCK makes it a failed call (with either reason).
 #[test]
 fn blocked_commands_count_once() {
     let s = TestServer::start();
     let mut admin = s.raw();
     let mut a = s.raw();
     let mut b = s.raw();
+    let blpop_stats = |admin: &mut RawClient| {
+        let Frame::Bulk(info) = admin.call(&["INFO", "commandstats"]) else {
+            panic!("INFO")
+        };
+        let info = String::from_utf8_lossy(&info).into_owned();
+        info.lines()
+            .find(|l| l.starts_with("cmdstat_blpop:"))
+            .map(|l| {
+                l.split([':', ','])
+                    .filter(|kv| kv.starts_with("calls=") || kv.starts_with("failed_calls="))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+            .unwrap_or_default()
+    };
     admin.call(&["CONFIG", "RESETSTAT"]);
     a.send(&["BLPOP", "q", "0"]);
     assert!(wait_until(std::time::Duration::from_secs(20), || {
         matches!(admin.call(&["INFO", "clients"]), Frame::Bulk(i) if String::from_utf8_lossy(&i).contains("blocked_clients:1"))
     }));
+    assert_eq!(blpop_stats(&mut admin), "calls=1,failed_calls=0");
     b.send(&["BLPOP", "q", "0"]);
     assert!(wait_until(std::time::Duration::from_secs(20), || {
         matches!(admin.call(&["INFO", "clients"]), Frame::Bulk(i) if String::from_utf8_lossy(&i).contains("blocked_clients:2"))
@@ -1111,6 +1128,25 @@ fn blocked_commands_count_once() {
     };
     let info = String::from_utf8_lossy(&info).into_owned();
     assert!(info.contains("cmdstat_blpop:calls=3,"), "{info}");
+
+    for reason in ["TIMEOUT", "ERROR"] {
+        admin.call(&["CONFIG", "RESETSTAT"]);
+        let id = client_id(&mut a);
+        a.send(&["BLPOP", "q", "0"]);
+        assert!(wait_until(std::time::Duration::from_secs(20), || {
+            matches!(admin.call(&["INFO", "clients"]), Frame::Bulk(i) if String::from_utf8_lossy(&i).contains("blocked_clients:1"))
+        }));
+        assert_eq!(
+            admin.call(&["CLIENT", "UNBLOCK", &id.to_string(), reason]),
+            Frame::Integer(1)
+        );
+        a.read_frame();
+        assert_eq!(
+            blpop_stats(&mut admin),
+            "calls=1,failed_calls=1",
+            "{reason}"
+        );
+    }
 }
 
 /// Redis serves blocked clients right after the command that fed their keys, before the
@@ -1171,4 +1207,65 @@ fn waiters_are_served_before_the_pushers_next_command() {
     );
     assert_eq!(replies[4], bulks(&["m2"]));
     assert_eq!(zwaiter.read_frame(), bulks(&["z", "m1", "1"]));
+}
+
+/// One command that makes several keys ready at once: a client blocked on
+/// several of them is served from the first that still has something for
+/// it (here `a`, after `b`'s element went to the client blocked on `b`
+/// alone), as Redis serves it, instead of waiting on with data left.
+#[test]
+fn a_waiter_on_several_keys_is_served_from_any_key_made_ready() {
+    let s = threaded_server();
+    let mut admin = s.raw();
+    for feed in [
+        vec![
+            vec!["MULTI"],
+            vec!["RPUSH", "b", "1"],
+            vec!["RPUSH", "a", "2"],
+            vec!["RPUSH", "a", "3"],
+            vec!["EXEC"],
+        ],
+        vec![vec![
+            "EVAL",
+            "redis.call('RPUSH','b','1'); redis.call('RPUSH','a','2','3')",
+            "2",
+            "a",
+            "b",
+        ]],
+    ] {
+        let mut on_a = block(&s, &mut admin, &["BLPOP", "a", "0"]);
+        let mut on_b = block(&s, &mut admin, &["BLPOP", "b", "0"]);
+        let mut on_both = block(&s, &mut admin, &["BLPOP", "a", "b", "0"]);
+        admin.pipeline(&feed);
+        assert_eq!(on_a.read_frame(), bulks(&["a", "2"]));
+        assert_eq!(on_b.read_frame(), bulks(&["b", "1"]));
+        assert_eq!(on_both.read_frame(), bulks(&["a", "3"]));
+        assert_eq!(admin.call(&["EXISTS", "a", "b"]), Frame::Integer(0));
+    }
+}
+
+/// FLUSHDB and SWAPDB make waiters look again, but a key of another type
+/// keeps them waiting (no WRONGTYPE), and a swapped-in list serves them.
+#[test]
+fn swapdb_and_flushdb_serve_waiters_only_from_their_type() {
+    let s = threaded_server();
+    let mut admin = s.raw();
+    let mut w = block(&s, &mut admin, &["BLPOP", "a", "0"]);
+    admin.call(&["SET", "a", "x"]);
+    admin.call(&["SELECT", "1"]);
+    admin.call(&["FLUSHDB"]);
+    admin.call(&["SET", "a", "1"]);
+    admin.call(&["SWAPDB", "0", "1"]);
+    admin.call(&["SELECT", "0"]);
+    admin.call(&["DEL", "a"]);
+    admin.call(&["RPUSH", "a", "served"]);
+    assert_eq!(w.read_frame(), bulks(&["a", "served"]));
+
+    let mut w = block(&s, &mut admin, &["BLPOP", "a", "b", "0"]);
+    admin.call(&["SELECT", "1"]);
+    admin.call(&["FLUSHDB"]);
+    admin.call(&["SET", "a", "x"]);
+    admin.call(&["RPUSH", "b", "1"]);
+    admin.call(&["SWAPDB", "0", "1"]);
+    assert_eq!(w.read_frame(), bulks(&["b", "1"]));
 }

@@ -380,3 +380,28 @@ fn subcommands_named_reset_are_queued() {
     assert_eq!(c.call(&["SLOWLOG", "RESET"]), simple("QUEUED"));
     assert_eq!(c.call(&["EXEC"]), Frame::Array(vec![simple("OK")]));
 }
+
+/// A transaction may not make its client a shard-channel subscriber or a
+/// monitor: Redis refuses both as a "DENY BLOCKING" client, and the client
+/// stays a normal one.
+#[test]
+fn ssubscribe_and_monitor_are_refused_inside_exec() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    let replies = raw.pipeline(&[vec!["MULTI"], vec!["SSUBSCRIBE", "c"], vec!["EXEC"]]);
+    assert_eq!(
+        replies[2],
+        Frame::Array(vec![error(
+            "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client"
+        )])
+    );
+    assert_eq!(raw.call(&["PING"]), simple("PONG"));
+    let replies = raw.pipeline(&[vec!["MULTI"], vec!["MONITOR"], vec!["EXEC"]]);
+    assert_eq!(
+        replies[2],
+        Frame::Array(vec![error(
+            "ERR MONITOR isn't allowed for DENY BLOCKING client"
+        )])
+    );
+    assert_eq!(raw.call(&["PING"]), simple("PONG"));
+}

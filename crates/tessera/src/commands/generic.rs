@@ -707,7 +707,7 @@ fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             .collect()
     });
     // Blocked XREADGROUP clients of a flushed stream are answered.
-    ctx.srv.blocking.signal_all();
+    ctx.srv.blocking.signal_dbs(Some(&[db]));
     free_tables(old, lazy);
     ctx.out.ok();
     crate::server::tracking::invalidate_all(ctx.srv, ctx.client.id, ctx.out);
@@ -731,7 +731,7 @@ fn flushall(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             .collect()
     });
     // Blocked XREADGROUP clients of a flushed stream are answered.
-    ctx.srv.blocking.signal_all();
+    ctx.srv.blocking.signal_dbs(None);
     free_tables(old, lazy);
     ctx.out.ok();
     crate::server::tracking::invalidate_all(ctx.srv, ctx.client.id, ctx.out);
@@ -764,7 +764,7 @@ fn swapdb(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             }
         });
         ctx.srv.keyspace.swap_avg_ttl(a as usize, b as usize);
-        ctx.srv.blocking.signal_all();
+        ctx.srv.blocking.signal_dbs(Some(&[a as usize, b as usize]));
     }
     ctx.out.ok();
     Ok(())

@@ -178,6 +178,13 @@ fn psubscribe(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 }
 
 fn ssubscribe(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    // As Redis: a transaction may not turn its client into a subscriber
+    // this way (SUBSCRIBE and PSUBSCRIBE are let through for old clients).
+    if ctx.client.multi.in_exec {
+        return Err(CmdError::msg(
+            "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client",
+        ));
+    }
     do_subscribe(ctx, args, Kind::Shard, b"ssubscribe")
 }
 

@@ -1914,6 +1914,12 @@ fn latency_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 /// client sees `+OK` reaches it.
 /// A second MONITOR is ignored without a reply, as Redis ignores it.
 fn monitor(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    // As Redis: not from inside a transaction.
+    if ctx.client.multi.in_exec {
+        return Err(CmdError::msg(
+            "ERR MONITOR isn't allowed for DENY BLOCKING client",
+        ));
+    }
     if ctx.client.monitoring {
         return Ok(());
     }

@@ -129,9 +129,10 @@ pub struct Waiter {
     pub client_id: u64,
     reason: AtomicU8,
     pub notify: Notify,
-    /// The first key signalled since the last look (Redis serves a client
-    /// blocked on several streams from the key that became ready first).
-    ready_key: Mutex<Option<Key>>,
+    /// The keys signalled since the last look, in the order they became
+    /// ready (Redis serves a client blocked on several keys from the first
+    /// of them that has something for it).
+    ready_keys: Mutex<SmallVec<[Key; 2]>>,
     /// A stream it waits on was deleted or replaced and the key held no
     /// stream when the deleting command ended.
     stream_gone: AtomicBool,
@@ -145,7 +146,7 @@ impl Waiter {
             client_id,
             reason: AtomicU8::new(Wake::None as u8),
             notify: Notify::new(),
-            ready_key: Mutex::new(None),
+            ready_keys: Mutex::new(SmallVec::new()),
             stream_gone: AtomicBool::new(false),
             debts: Mutex::new(SmallVec::new()),
         })
@@ -190,9 +191,9 @@ impl Waiter {
     }
 
     fn note_ready(&self, key: &[u8]) {
-        let mut k = self.ready_key.lock();
-        if k.is_none() {
-            *k = Some(Key::from_slice(key));
+        let mut keys = self.ready_keys.lock();
+        if !keys.iter().any(|k| k.as_slice() == key) {
+            keys.push(Key::from_slice(key));
         }
     }
 
@@ -201,9 +202,9 @@ impl Waiter {
         self.stream_gone.swap(false, Relaxed)
     }
 
-    /// Takes the first key signalled since the last call.
-    pub fn take_ready_key(&self) -> Option<Key> {
-        self.ready_key.lock().take()
+    /// Takes the keys signalled since the last call, first ready first.
+    pub fn take_ready_keys(&self) -> SmallVec<[Key; 2]> {
+        std::mem::take(&mut *self.ready_keys.lock())
     }
 
     /// Takes the reason for the last wake-up.
@@ -374,15 +375,21 @@ impl BlockingRegistry {
         }
     }
 
-    /// Wakes the first waiter of every key in database `db` (after FLUSHDB,
-    /// SWAPDB and similar, so waiters re-check).
-    pub fn signal_all(&self) {
+    /// Wakes the first waiter of every key of the databases `dbs` (all of
+    /// them for None) after FLUSHDB, FLUSHALL or SWAPDB changed what they
+    /// hold. Each is woken for its key, so a re-run serves only from a key
+    /// of its type and otherwise keeps waiting, as Redis, which signals
+    /// the swapped databases' keys, does.
+    pub fn signal_dbs(&self, dbs: Option<&[usize]>) {
         if self.blocked.load(Relaxed) == 0 {
             return;
         }
-        for queue in self.queues.lock().values() {
+        for ((db, key), queue) in self.queues.lock().iter() {
+            if dbs.is_some_and(|d| !d.contains(db)) {
+                continue;
+            }
             if let Some(first) = queue.front() {
-                first.wake(Wake::Ready);
+                first.wake_ready(key, None);
             }
         }
     }

@@ -20,6 +20,7 @@ use super::dispatch;
 use super::parked::{ConnState, ParkSlot, Registration, Woke};
 use super::state::{unix_ms, ServerState};
 use super::stats::WorkerStats;
+use crate::keyspace::Key;
 
 /// Read-buffer growth step; a big bulk grows the buffer as bytes arrive.
 const READ_CHUNK: usize = 16 * 1024;
@@ -427,7 +428,7 @@ async fn wait_blocked(
     // did: the key those signals noted is only the first we wait on, and
     // a write to another one in that window may have seen nobody blocked
     // and signalled nothing.
-    waiter.take_ready_key();
+    waiter.take_ready_keys();
     // Wake-ups acted on by the one that ends the wait (see
     // `server::blocking`): paid once the next in line has been woken.
     let mut debts_at_exit = Debts::new();
@@ -441,7 +442,7 @@ async fn wait_blocked(
         tokio::select! {
             _ = waiter.notify.notified() => {}
             _ = sleep => {
-                count_unblocked(client, false);
+                count_unblocked(client, Unserved::TimedOut);
                 (request.on_timeout)(out);
                 break Ok(true);
             }
@@ -470,40 +471,64 @@ async fn wait_blocked(
             }
             Wake::UnblockTimeout => {
                 debts_at_exit = debts;
-                count_unblocked(client, false);
+                count_unblocked(client, Unserved::UnblockedTimeout);
                 (request.on_timeout)(out);
                 break Ok(true);
             }
             Wake::UnblockError => {
                 debts_at_exit = debts;
-                count_unblocked(client, true);
+                count_unblocked(client, Unserved::UnblockedError);
                 out.error(b"UNBLOCKED client unblocked via CLIENT UNBLOCK");
                 break Ok(true);
             }
             Wake::Ready => {
                 let argv: SmallVec<[&[u8]; 8]> = args.iter().map(|a| a.as_slice()).collect();
-                let mark = out.buf.len();
-                let ready = waiter.take_ready_key();
-                client.woken_by = ready.clone();
-                client.woken_stream_gone = waiter.take_stream_gone();
-                client.rerunning = true;
+                // Each key signalled since the last look, first ready first
+                // (one command can make several ready at once), until one
+                // serves us; with none noted, every key, as the handler does.
+                let noted = waiter.take_ready_keys();
+                let attempts: SmallVec<[Option<Key>; 2]> = if noted.is_empty() {
+                    smallvec::smallvec![None]
+                } else {
+                    noted.into_iter().map(Some).collect()
+                };
+                let stream_gone = waiter.take_stream_gone();
                 // Whom the re-run wakes joins the batch that woke us.
                 client.serving = debts.first().map(|d| d.batch().clone());
-                dispatch::execute(srv, client, out, &argv);
-                client.rerunning = false;
-                client.woken_by = None;
-                client.woken_stream_gone = false;
-                client.woken_wrong_type = false;
-                if let Some(again) = client.block.take() {
+                let mut served = false;
+                let mut pass_on: SmallVec<[Option<Key>; 2]> = SmallVec::new();
+                for ready in attempts {
+                    let mark = out.buf.len();
+                    client.woken_by = ready.clone();
+                    client.woken_stream_gone = stream_gone;
+                    client.rerunning = true;
+                    dispatch::execute(srv, client, out, &argv);
+                    client.rerunning = false;
+                    client.woken_by = None;
+                    client.woken_stream_gone = false;
+                    client.woken_wrong_type = false;
+                    match client.block.take() {
+                        None => {
+                            served = true;
+                            break;
+                        }
+                        Some(again) => {
+                            out.buf.truncate(mark);
+                            if again.pass_wakeups {
+                                pass_on.push(ready);
+                            }
+                        }
+                    }
+                }
+                if !served {
                     // Still nothing for us: keep our place in the queues.
-                    // When the key holds something that is not for us (another
+                    // When a key holds something that is not for us (another
                     // type, or a stream entry before the ID we wait for), let
                     // the next in line look, as Redis serves every waiter it
                     // can; when the element went to someone else, the next
                     // in line cannot be served either, and waking it could
                     // let it take the next element out of turn.
-                    out.buf.truncate(mark);
-                    if again.pass_wakeups {
+                    for ready in pass_on {
                         registry.signal_next(
                             request.db,
                             &request.keys,
@@ -575,17 +600,28 @@ async fn await_fed_waiters(client: &mut Client) {
     }
 }
 
-/// Counts a blocked command that ends without being served (timeout,
-/// CLIENT UNBLOCK) in its commandstats, as Redis does on unblocking.
-fn count_unblocked(client: &Client, failed: bool) {
+/// How a blocked command ended without being served.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Unserved {
+    TimedOut,
+    /// CLIENT UNBLOCK (TIMEOUT).
+    UnblockedTimeout,
+    /// CLIENT UNBLOCK ERROR.
+    UnblockedError,
+}
+
+/// Counts a blocked command that ends without being served in its
+/// commandstats, as Redis 7.0 does on unblocking (its call was counted
+/// when it blocked): CLIENT UNBLOCK, with either reason, counts it as a
+/// failed call, and only ERROR's UNBLOCKED reply counts in errorstats.
+fn count_unblocked(client: &Client, how: Unserved) {
     let id = client.info.last_cmd.load(Relaxed);
-    if let Some(stats) = client.worker.commands.get(id) {
-        stats.calls.add(1);
-        if failed {
+    if how != Unserved::TimedOut {
+        if let Some(stats) = client.worker.commands.get(id) {
             stats.failed.add(1);
         }
     }
-    if failed {
+    if how == Unserved::UnblockedError {
         // The UNBLOCKED error reply counts in errorstats, as any.
         client.worker.count_error("UNBLOCKED");
         client.worker.errors_since_last_look();

@@ -328,13 +328,15 @@ pub fn call(
     let elapsed_ns = started.elapsed().as_nanos() as u64;
     let elapsed_us = elapsed_ns / 1000;
     let stats = &client.worker.commands[id];
-    // As Redis: a command that blocked counts in commandstats once, when
-    // it is served or times out (not when it blocks, nor at each wake-up
-    // that finds nothing), and in total_commands_processed and MONITOR
+    // As Redis 7.0: a command that blocks counts as a call once, when it
+    // blocks (not again when a wake-up re-runs it); its time counts when
+    // it is served. It counts in total_commands_processed and MONITOR
     // once, when first run.
     let blocked_now = client.block.is_some();
-    if !blocked_now {
+    if !client.rerunning {
         stats.calls.add(1);
+    }
+    if !blocked_now {
         stats.usec.add(elapsed_us);
         // As Redis: latency-tracking no stops the per-command histograms
         // (LATENCY HISTOGRAM, INFO latencystats) from growing.
