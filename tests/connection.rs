@@ -1152,6 +1152,8 @@ fn client_info_inside_exec_and_argv_mem() {
     assert_eq!(client_field(&line, "flags"), Some("x"), "{line}");
     assert_eq!(client_field(&line, "multi"), Some("1"), "{line}");
     assert_eq!(client_field(&line, "multi-mem"), Some("26"), "{line}");
+    // (The running command is EXEC.)
+    assert_eq!(client_field(&line, "argv-mem"), Some("4"), "{line}");
     let line = match raw.call(&["CLIENT", "INFO"]) {
         Frame::Bulk(b) => String::from_utf8(b).unwrap(),
         other => panic!("CLIENT INFO answered {}", fmt_frame(&other)),

@@ -1444,3 +1444,27 @@ fn loaded_code_and_library_tables_stay_read_only() {
     assert_eq!(other.call(&["SCRIPT", "KILL"]), simple("OK"));
     assert!(matches!(runner.read_frame(), Frame::Error(e) if e.starts_with(b"ERR Script killed")));
 }
+
+/// A RESP3 map that redis.call hands a script is a Lua table grown key by
+/// key, as Redis builds it, so iterating it (here, converting it back to a
+/// reply) gives the same order as in Redis.
+#[test]
+fn resp3_maps_keep_redis_table_order() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    raw.call(&["HSET", "h", "a b", "65", "", "120", "v", "37", "f", "29"]);
+    assert_eq!(
+        raw.call(&[
+            "EVAL",
+            "redis.setresp(3) return redis.call('HGETALL', KEYS[1])",
+            "1",
+            "h",
+        ]),
+        Frame::Array(
+            ["", "120", "f", "29", "a b", "65", "v", "37"]
+                .iter()
+                .map(bulk)
+                .collect()
+        )
+    );
+}

@@ -2308,6 +2308,12 @@ fn debug_populate_and_lenient_arguments() {
     ok(&mut raw, &["DEBUG", "POPULATE", "1", "zero", "0"]);
     assert_eq!(raw.call(&["GET", "zero:0"]), bulk("value:0"));
     ok(&mut raw, &["DEBUG", "POPULATE", "0"]);
+    // WATCH sees the keys it creates.
+    let mut w = s.raw();
+    ok(&mut w, &["WATCH", "w:0"]);
+    ok(&mut raw, &["DEBUG", "POPULATE", "1", "w"]);
+    let replies = w.pipeline(&[vec!["MULTI"], vec!["PING"], vec!["EXEC"]]);
+    assert_eq!(replies[2], Frame::NullArray);
     for bad in [&["-1"][..], &["x"], &["1", "p", "x"], &["1", "p", "-1"]] {
         let mut args = vec!["DEBUG", "POPULATE"];
         args.extend_from_slice(bad);

@@ -741,15 +741,8 @@ fn client_getname(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
-/// Redis's `argv-mem` of the running command: its arguments' bytes.
-fn argv_mem(args: &[&[u8]]) -> usize {
-    args.iter().map(|a| a.len()).sum()
-}
-
 fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let now = unix_ms();
-    let me = ctx.client.id;
-    let own = |c: &ClientInfo| if c.id == me { argv_mem(args) } else { 0 };
     let mut text = String::new();
     // As Redis: `TYPE t` only as the whole argument list, `ID id...` lists
     // those clients in the order given (repeats included; IDs of no client,
@@ -768,7 +761,7 @@ fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             .collect();
         for id in ids {
             if let Some(c) = clients.get(&id) {
-                text.push_str(&c.describe(now, own(c)));
+                text.push_str(&c.describe(now));
                 text.push('\n');
             }
         }
@@ -803,7 +796,7 @@ fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                     continue;
                 }
             }
-            text.push_str(&c.describe(now, own(&c)));
+            text.push_str(&c.describe(now));
             text.push('\n');
         }
     }
@@ -811,8 +804,8 @@ fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
-fn client_info(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    let mut line = ctx.client.info.describe(unix_ms(), argv_mem(args));
+fn client_info(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let mut line = ctx.client.info.describe(unix_ms());
     line.push('\n');
     ctx.out.verbatim(b"txt", line.as_bytes());
     Ok(())

@@ -2263,8 +2263,9 @@ fn leading_float(arg: &[u8]) -> f64 {
         .unwrap_or(0.0)
 }
 
-/// The number a C `atoi` reads at the start of `arg` (0 if none).
-fn leading_int(arg: &[u8]) -> i64 {
+/// The number a C `atoi` reads at the start of `arg` (0 if none): glibc's
+/// `(int) strtol`, so it saturates at the i64 limits, then wraps to 32 bits.
+fn leading_int(arg: &[u8]) -> i32 {
     let mut rest = arg.trim_ascii_start();
     let negative = rest.first() == Some(&b'-');
     if matches!(rest.first(), Some(b'-' | b'+')) {
@@ -2274,17 +2275,15 @@ fn leading_int(arg: &[u8]) -> i64 {
     for &c in rest.iter().take_while(|c| c.is_ascii_digit()) {
         n = n.saturating_mul(10).saturating_add(i64::from(c - b'0'));
     }
-    if negative {
-        -n
-    } else {
-        n
-    }
+    (if negative { -n } else { n }) as i32
 }
 
 /// DEBUG POPULATE count [prefix] [size]: `count` string keys
 /// `<prefix>:<n>` (prefix `key`) holding `value:<n>`, cut or padded with
 /// zero bytes to `size` when one is given; keys that exist are left alone.
-/// As in Redis, these writes notify nobody.
+/// As in Redis, these writes raise no keyspace events, though WATCH and
+/// tracking see them. (Unlike Redis, a size over proto-max-bulk-len is
+/// refused rather than allocated.)
 fn debug_populate(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let positive = |a: &[u8]| -> Result<u64, CmdError> {
         match int(a) {
@@ -2304,12 +2303,19 @@ fn debug_populate(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             return Err(CmdError::msg("ERR value is out of range, must be positive"));
         }
     }
+    // Redis formats the key as a C string into a 128-byte buffer: the
+    // prefix ends at a NUL, and the key at 127 bytes.
+    let prefix = match prefix.iter().position(|&b| b == 0) {
+        Some(nul) => &prefix[..nul],
+        None => prefix,
+    };
     let mut key = Vec::with_capacity(prefix.len() + 21);
     for n in 0..count {
         key.clear();
         key.extend_from_slice(prefix);
         key.push(b':');
         key.extend_from_slice(n.to_string().as_bytes());
+        key.truncate(127);
         let mut value = format!("value:{n}").into_bytes();
         if let Some(size) = size.filter(|&s| s > 0) {
             value.resize(size, 0);
@@ -2320,6 +2326,7 @@ fn debug_populate(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                     &key,
                     crate::types::Value::Str(crate::types::StrValue::from_bytes(&value)),
                 );
+                db.signal_modified(&key);
             }
         });
     }

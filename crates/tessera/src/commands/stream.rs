@@ -1138,12 +1138,18 @@ fn xread_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) -> CmdResult {
                             if !g.may_read_new(me, |id| blocking.is_blocked_on(id, db_index, key)) {
                                 continue;
                             }
-                        } else if g
-                            .waiting
-                            .iter()
-                            .any(|&id| id != me && blocking.is_woken_on(id, db_index, key))
-                        {
-                            continue;
+                        } else {
+                            // (Forgetting, on the way, those no longer blocked
+                            // here: timed out, unblocked or gone.)
+                            g.waiting
+                                .retain(|&id| id == me || blocking.is_blocked_on(id, db_index, key));
+                            if g
+                                .waiting
+                                .iter()
+                                .any(|&id| id != me && blocking.is_woken_on(id, db_index, key))
+                            {
+                                continue;
+                            }
                         }
                         g.waiting.retain(|&id| id != me);
                     }

@@ -138,7 +138,10 @@ unsafe fn push_value(state: *mut ffi::lua_State, buf: &[u8], pos: &mut usize) {
                 let key: &[u8] = if is_map { b"map" } else { b"set" };
                 ffi::lua_createtable(state, 0, 1);
                 ffi::lua_pushlstring(state, key.as_ptr().cast(), key.len());
-                ffi::lua_createtable(state, 0, c_int::try_from(n).unwrap_or(0));
+                // Not pre-sized: Redis grows the table key by key, and a
+                // script iterating it with pairs() sees the order that
+                // growth leaves.
+                ffi::lua_createtable(state, 0, 0);
                 for _ in 0..n {
                     push_value(state, buf, pos);
                     if is_map {

@@ -337,13 +337,13 @@ impl BlockingRegistry {
     }
 
     /// Whether client `id`, blocked on `key` of database `db`, was woken
-    /// for it and has not yet acted on the wake-up.
+    /// for that key and has not yet looked at it.
     pub fn is_woken_on(&self, id: u64, db: usize, key: &[u8]) -> bool {
         let Some(waiter) = self.by_client.lock().get(&id).cloned() else {
             return false;
         };
-        let woken =
-            waiter.reason.load(Relaxed) == Wake::Ready as u8 || !waiter.debts.lock().is_empty();
+        let woken = waiter.ready_keys.lock().iter().any(|k| k.as_slice() == key)
+            || waiter.debts.lock().iter().any(|d| d.key.as_slice() == key);
         woken && self.is_blocked_on(id, db, key)
     }
 

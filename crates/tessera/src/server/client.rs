@@ -134,6 +134,8 @@ pub struct ClientInfo {
     /// What Redis counts as the queued commands' memory (CLIENT LIST
     /// `multi-mem`): their arguments' bytes plus a pointer per argument.
     pub multi_mem: AtomicUsize,
+    /// The running (or blocked) command's argument bytes (`argv-mem`).
+    pub argv_mem: AtomicUsize,
     /// CLIENT TRACKING redirect target (-1 none), for CLIENT LIST `redir`.
     pub redirect: AtomicI64,
     /// An invalidation could not reach this client's REDIRECT target.
@@ -174,6 +176,7 @@ impl ClientInfo {
             sub_counts: Default::default(),
             multi_len: AtomicI64::new(-1),
             multi_mem: AtomicUsize::new(0),
+            argv_mem: AtomicUsize::new(0),
             redirect: AtomicI64::new(-1),
             redirect_broken: AtomicBool::new(false),
             tracking_flags: Mutex::new(String::new()),
@@ -204,10 +207,7 @@ impl ClientInfo {
     }
 
     /// One CLIENT LIST / CLIENT INFO line, with Redis 7.0's fields in order.
-    /// `argv_mem` is the bytes of the arguments of the command the client
-    /// is running (non-zero only for the client asking: the others are
-    /// between commands).
-    pub fn describe(&self, now_ms: i64, argv_mem: usize) -> String {
+    pub fn describe(&self, now_ms: i64) -> String {
         let name = self
             .name
             .lock()
@@ -275,7 +275,7 @@ impl ClientInfo {
             self.multi_len.load(Relaxed),
             self.qbuf.load(Relaxed),
             self.qbuf_free.load(Relaxed),
-            argv_mem,
+            self.argv_mem.load(Relaxed),
             self.multi_mem.load(Relaxed),
             0,
             usize::from(self.omem.load(Relaxed) > 0),

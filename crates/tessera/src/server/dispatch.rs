@@ -15,6 +15,19 @@ use crate::keyspace::Touch;
 
 /// Runs one command and appends its reply to `out`.
 pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args: &[&[u8]]) {
+    // CLIENT LIST's argv-mem: the running command's argument bytes, kept
+    // while it is blocked, as Redis keeps a blocked client's argv.
+    client
+        .info
+        .argv_mem
+        .store(args.iter().map(|a| a.len()).sum(), Relaxed);
+    execute_command(srv, client, out, args);
+    if client.block.is_none() {
+        client.info.argv_mem.store(0, Relaxed);
+    }
+}
+
+fn execute_command(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args: &[&[u8]]) {
     let Some(name) = args.first() else {
         return;
     };
@@ -47,12 +60,13 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
 
     if let Some(e) = refusal(srv, client, id, cmd, args, top_level, out.resp3()) {
         stats.rejected.add(1);
-        if matches!(e, CmdError::Oom) {
-            // (What the eviction attempt queued goes out first.)
-            deliver_events(srv, client, out, mark);
-        }
         reject(srv, client, out, &e, top_level && cmd.name == "exec");
         finish_reply_mode(client, out, mark);
+        if matches!(e, CmdError::Oom) {
+            // What the eviction attempt queued goes out before the refusal
+            // (and through CLIENT REPLY OFF, as pushes do).
+            deliver_events(srv, client, out, mark);
+        }
         return;
     }
 

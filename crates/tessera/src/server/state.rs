@@ -191,7 +191,7 @@ impl ServerState {
     pub fn log_obuf_kill(&self, info: &super::client::ClientInfo) {
         crate::server::log::warning(&format!(
             "Client {} scheduled to be closed ASAP for overcoming of output buffer limits.",
-            info.describe(unix_ms(), 0)
+            info.describe(unix_ms())
         ));
     }
 

@@ -12,7 +12,8 @@
 //!   (`GEOPOS`); [`format_i64`] / [`format_u64`]: decimal integers.
 //! * [`incr_by_float`], [`classify_long_double`], [`long_double_human`]:
 //!   the x87 `long double` arithmetic behind `INCRBYFLOAT` and
-//!   `HINCRBYFLOAT`.
+//!   `HINCRBYFLOAT`; [`parse_timeout_ms`]: a blocking command's timeout,
+//!   which Redis reads as a long double of seconds.
 //!
 //! Everything that depends on glibc's `strtod`/`strtold`/`printf` (and on
 //! the 80-bit `long double`) goes through the small C shim in
