@@ -49,11 +49,7 @@ pub fn int32(arg: &[u8]) -> Result<i64, CmdError> {
 /// C's `%.Ns` of a byte string, as Redis formats arguments into error
 /// messages: at most `n` bytes, cut at the first NUL.
 pub fn c_str_prefix(b: &[u8], n: usize) -> String {
-    let b = &b[..b.len().min(n)];
-    let b = match memchr::memchr(0, b) {
-        Some(z) => &b[..z],
-        None => b,
-    };
+    let b = crate::util::c_str(&b[..b.len().min(n)]);
     String::from_utf8_lossy(b).into_owned()
 }
 
@@ -80,10 +76,7 @@ pub fn block_timeout(arg: &[u8], now_ms: i64) -> Result<Option<i64>, CmdError> {
 /// anything else is `ERR invalid cursor`.
 pub fn parse_scan_cursor(arg: &[u8]) -> Result<u64, CmdError> {
     let invalid = || CmdError::msg("ERR invalid cursor");
-    let s = match memchr::memchr(0, arg) {
-        Some(z) => &arg[..z],
-        None => arg,
-    };
+    let s = crate::util::c_str(arg);
     if s.is_empty() {
         return Ok(0);
     }

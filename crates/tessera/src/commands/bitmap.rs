@@ -198,15 +198,7 @@ const OFFSET_ERR: &str = "ERR bit offset is not an integer or out of range";
 /// Compares an argument to a keyword the way Redis's `strcasecmp` on the
 /// argument's C string does (anything after a NUL is ignored).
 fn is_word(arg: &[u8], word: &str) -> bool {
-    c_bytes(arg).eq_ignore_ascii_case(word.as_bytes())
-}
-
-/// The argument up to its first NUL, as C string functions see it.
-fn c_bytes(arg: &[u8]) -> &[u8] {
-    match memchr::memchr(0, arg) {
-        Some(z) => &arg[..z],
-        None => arg,
-    }
+    crate::util::c_str(arg).eq_ignore_ascii_case(word.as_bytes())
 }
 
 /// A bit offset, as Redis reads it: a non-negative integer whose byte lies
@@ -491,7 +483,7 @@ fn field_type(arg: &[u8]) -> Result<(bool, u32), CmdError> {
         Some(b'u') => false,
         _ => return Err(err()),
     };
-    let n = parse_i64(c_bytes(&arg[1..])).ok_or_else(err)?;
+    let n = parse_i64(crate::util::c_str(&arg[1..])).ok_or_else(err)?;
     let max = if signed { 64 } else { 63 };
     if n < 1 || n > max {
         return Err(err());

@@ -2305,10 +2305,7 @@ fn debug_populate(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     // Redis formats the key as a C string into a 128-byte buffer: the
     // prefix ends at a NUL, and the key at 127 bytes.
-    let prefix = match prefix.iter().position(|&b| b == 0) {
-        Some(nul) => &prefix[..nul],
-        None => prefix,
-    };
+    let prefix = crate::util::c_str(prefix);
     let mut key = Vec::with_capacity(prefix.len() + 21);
     for n in 0..count {
         key.clear();

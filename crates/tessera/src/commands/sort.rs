@@ -30,6 +30,7 @@ use crate::keyspace::events::Class;
 use crate::keyspace::{Db, Entry};
 use crate::types::list::{End, ListValue};
 use crate::types::{Limits, Value, ZSetValue};
+use crate::util::c_str;
 use std::cmp::Ordering;
 
 const SORT_COMPLEXITY: &str = "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).";
@@ -112,14 +113,6 @@ struct Opts<'a> {
     dontsort: bool,
     gets: Vec<&'a [u8]>,
     store: Option<&'a [u8]>,
-}
-
-/// A byte string as C sees it: up to the first NUL.
-fn c_str(b: &[u8]) -> &[u8] {
-    match memchr::memchr(0, b) {
-        Some(z) => &b[..z],
-        None => b,
-    }
 }
 
 fn parse<'a>(args: &[&'a [u8]], readonly: bool) -> Result<Opts<'a>, CmdError> {

@@ -407,10 +407,7 @@ fn parse_id_full(
         return Err(invalid_id());
     }
     // Redis reads the argument as a C string.
-    let s = match memchr::memchr(0, arg) {
-        Some(z) => &arg[..z],
-        None => arg,
-    };
+    let s = crate::util::c_str(arg);
     if strict && (s == b"-" || s == b"+") {
         return Err(invalid_id());
     }

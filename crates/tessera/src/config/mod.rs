@@ -1258,10 +1258,7 @@ fn parse_special(sp: Special, args: &[&[u8]], base_dir: &str) -> Result<Value, S
                 return Err("wrong number of arguments".into());
             };
             // (Redis reads the classes as a C string: a NUL ends them.)
-            let a = match a.iter().position(|&b| b == 0) {
-                Some(nul) => &a[..nul],
-                None => a,
-            };
+            let a = crate::util::c_str(a);
             let f = KeyspaceEvents::parse(a).ok_or_else(|| {
                 "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.".to_string()
             })?;

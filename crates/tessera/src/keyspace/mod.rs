@@ -664,9 +664,22 @@ impl Db<'_, '_> {
 
     #[inline]
     fn get_read_counted(&mut self, key: &[u8], lookups: u64) -> Option<&mut Entry> {
-        let (now, touch, db) = (self.now_ms, self.touch, self.db);
-        let shard = self.locks.shard_for(key);
-        let Shard { dbs, stats } = shard;
+        self.lookup_counted(key, lookups, self.touch, true)
+    }
+
+    /// A read lookup counted as `lookups` keyspace hits or misses, touching
+    /// the key with `touch` when found and, when not and `keymiss` is set,
+    /// raising that many `keymiss` events.
+    #[inline]
+    fn lookup_counted(
+        &mut self,
+        key: &[u8],
+        lookups: u64,
+        touch: Touch,
+        keymiss: bool,
+    ) -> Option<&mut Entry> {
+        let (now, db) = (self.now_ms, self.db);
+        let Shard { dbs, stats } = self.locks.shard_for(key);
         match dbs[db].get_live(key, now, stats) {
             Some(e) => {
                 stats.keyspace_hits += lookups;
@@ -675,8 +688,10 @@ impl Db<'_, '_> {
             }
             None => {
                 stats.keyspace_misses += lookups;
-                for _ in 0..lookups {
-                    events::notify(events::Class::KEY_MISS, "keymiss", db, key);
+                if keymiss {
+                    for _ in 0..lookups {
+                        events::notify(events::Class::KEY_MISS, "keymiss", db, key);
+                    }
                 }
                 None
             }
@@ -687,34 +702,14 @@ impl Db<'_, '_> {
     /// is not touched and a miss raises no `keymiss` event (Redis's
     /// `LOOKUP_NOTOUCH | LOOKUP_NONOTIFY`).
     pub fn get_inspected(&mut self, key: &[u8]) -> Option<&mut Entry> {
-        let (now, db) = (self.now_ms, self.db);
-        let Shard { dbs, stats } = self.locks.shard_for(key);
-        match dbs[db].get_live(key, now, stats) {
-            Some(e) => {
-                stats.keyspace_hits += 1;
-                Some(e)
-            }
-            None => {
-                stats.keyspace_misses += 1;
-                None
-            }
-        }
+        self.lookup_counted(key, 1, Touch::None, false)
     }
 
     /// Lookup for commands that inspect a key without counting as an
     /// access (EXISTS, TYPE, TTL...): hits and misses count, the LRU/LFU
     /// field is left alone.
     pub fn get_read_untouched(&mut self, key: &[u8]) -> Option<&mut Entry> {
-        let saved = std::mem::replace(&mut self.touch, Touch::None);
-        let found = self.get_read(key).is_some();
-        self.touch = saved;
-        if found {
-            let (now, db) = (self.now_ms, self.db);
-            let Shard { dbs, stats } = self.locks.shard_for(key);
-            dbs[db].get_live(key, now, stats)
-        } else {
-            None
-        }
+        self.lookup_counted(key, 1, Touch::None, true)
     }
 
     /// Lookup for a write: no hit/miss accounting.

@@ -3,6 +3,7 @@
 
 use std::ffi::c_int;
 
+use crate::util::c_str;
 use mlua::{ffi, Lua, MultiValue, Table, Value};
 use tessera_resp::encode::ReplyBuf;
 
@@ -468,12 +469,6 @@ fn number_to_int(n: f64) -> i64 {
     } else {
         n as i64
     }
-}
-
-/// The text up to its first NUL: Redis handles status and error texts as
-/// C strings.
-fn c_str(s: &[u8]) -> &[u8] {
-    memchr::memchr(0, s).map_or(s, |n| &s[..n])
 }
 
 /// Status and error texts cannot contain newlines in RESP.

@@ -221,7 +221,7 @@ pub fn parse_shebang(body: &[u8]) -> Result<(ScriptFlags, usize), String> {
 /// Where the `#!` line of a script or library ends: its newline, looked
 /// for as Redis looks in a C string (not past a NUL byte).
 pub fn shebang_end(code: &[u8]) -> Option<usize> {
-    let text = &code[..memchr::memchr(0, code).unwrap_or(code.len())];
+    let text = crate::util::c_str(code);
     memchr::memchr(b'\n', text)
 }
 

@@ -105,6 +105,12 @@ fn execute_command(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, a
 /// Commands whose whole reply Redis writes as push messages, which CLIENT
 /// REPLY OFF and SKIP do not silence.
 fn is_pushing_command(cmd: &CommandSpec) -> bool {
+    // (The flag first: this runs for every command.)
+    cmd.has(flags::PUBSUB) && is_subscription_command(cmd)
+}
+
+/// (P|S)SUBSCRIBE and (P|S)UNSUBSCRIBE.
+fn is_subscription_command(cmd: &CommandSpec) -> bool {
     matches!(
         cmd.name,
         "subscribe" | "unsubscribe" | "psubscribe" | "punsubscribe" | "ssubscribe" | "sunsubscribe"
@@ -266,18 +272,7 @@ fn runs_inside_multi(cmd: &CommandSpec) -> bool {
 }
 
 fn allowed_in_pubsub_mode(cmd: &CommandSpec) -> bool {
-    matches!(
-        cmd.name,
-        "subscribe"
-            | "unsubscribe"
-            | "psubscribe"
-            | "punsubscribe"
-            | "ssubscribe"
-            | "sunsubscribe"
-            | "ping"
-            | "quit"
-            | "reset"
-    )
+    is_subscription_command(cmd) || matches!(cmd.name, "ping" | "quit" | "reset")
 }
 
 /// Runs a resolved, admitted command: the handler, then its accounting.

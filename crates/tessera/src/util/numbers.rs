@@ -198,10 +198,7 @@ pub fn parse_timeout_ms(s: &[u8]) -> Option<i64> {
 /// ignores everything from an embedded NUL on ("2\0x" is 2). Trailing
 /// whitespace is still rejected.
 pub fn parse_f64_lenient(s: &[u8]) -> Option<f64> {
-    let s = match s.iter().position(|&b| b == 0) {
-        Some(nul) => &s[..nul],
-        None => s,
-    };
+    let s = super::c_str(s);
     let mut buf = Vec::with_capacity(s.len() + 1);
     buf.extend_from_slice(s);
     buf.push(0);
