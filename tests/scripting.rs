@@ -1468,3 +1468,51 @@ fn resp3_maps_keep_redis_table_order() {
         )
     );
 }
+
+#[test]
+fn every_run_gets_keys_and_argv_as_new_tables() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    // A script may reshape its KEYS and ARGV; the next run must not see it.
+    let reshape = "KEYS[5] = 'x'; ARGV.extra = 1; KEYS[1] = {}; \
+                   setmetatable(KEYS, {__index = function() return 'meta' end}); \
+                   setmetatable(ARGV, {__len = function() return 9 end}); return 'ok'";
+    assert_eq!(
+        eval(&mut c, reshape, &["a", "b", "c"], &["d", "e"]),
+        bulk("ok")
+    );
+    let look = "return {#KEYS, #ARGV, KEYS[1], tostring(KEYS[2]), tostring(KEYS[5]), \
+                tostring(ARGV.extra), tostring(getmetatable(KEYS)), tostring(getmetatable(ARGV))}";
+    let fresh = |k: &str| {
+        Frame::Array(vec![
+            int(1),
+            int(1),
+            bulk(k),
+            bulk("nil"),
+            bulk("nil"),
+            bulk("nil"),
+            bulk("nil"),
+            bulk("nil"),
+        ])
+    };
+    assert_eq!(eval(&mut c, look, &["k"], &["v"]), fresh("k"));
+    // Fewer keys than the run before: the old ones are gone.
+    let many = "return #KEYS + #ARGV";
+    assert_eq!(
+        eval(&mut c, many, &["a", "b", "c", "d"], &["e", "f", "g"]),
+        int(7)
+    );
+    assert_eq!(eval(&mut c, look, &["z"], &["y"]), fresh("z"));
+    // An error halfway through leaves nothing behind either.
+    let failing = "table.insert(KEYS, 'more'); ARGV[3] = 'x'; error('stop')";
+    assert!(matches!(
+        eval(&mut c, failing, &["a"], &["b"]),
+        Frame::Error(_)
+    ));
+    assert_eq!(eval(&mut c, look, &["q"], &["r"]), fresh("q"));
+    // No keys at all, after a run with some.
+    assert_eq!(
+        eval(&mut c, "return {#KEYS, #ARGV}", &[], &[]),
+        Frame::Array(vec![int(0), int(0)])
+    );
+}

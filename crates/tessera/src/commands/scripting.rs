@@ -342,7 +342,7 @@ struct CallState<'s, 'c> {
     read_only: bool,
     allow_oom: bool,
     now_ms: i64,
-    started: Instant,
+    started: quanta::Instant,
     threshold_ms: u64,
     worker_index: usize,
     /// The reply of the latest `redis.call` (or its error text), read by
@@ -546,8 +546,9 @@ pub unsafe fn arm_timeout_hook(
 /// Redis's line hook does, so a pcall that catches the error cannot keep
 /// the script going: the error reaches the top.
 ///
-/// It raises only in the script's own code: the prelude's wrappers (the
-/// runner around the script, pcall) stand where Redis has C functions, and
+/// It raises only in the script's own code: the prelude's wrappers (pcall,
+/// loadstring, the runner FUNCTION LOAD uses) stand where Redis has C
+/// functions, and
 /// an error raised there would escape the error handler.
 unsafe extern "C-unwind" fn timeout_hook(
     state: *mut mlua::ffi::lua_State,
@@ -610,7 +611,7 @@ pub fn run_function(
     keys: &[&[u8]],
     argv: &[&[u8]],
     spec: RunSpec,
-    get_fn: impl FnOnce(&mut scripting::Vm) -> Result<mlua::Function, String>,
+    get_fn: impl FnOnce(&mut scripting::Vm) -> Result<std::ffi::c_int, String>,
 ) -> CmdResult {
     let srv = ctx.srv;
     if !spec.flags.allow_oom
@@ -635,7 +636,10 @@ pub fn run_function(
     let _held = if in_exec {
         None
     } else {
-        Some(srv.keyspace.hold(&idxs))
+        let held = srv.keyspace.hold(&idxs);
+        srv.keyspace
+            .prefetch_held(ctx.client.db, &keys[..keys.len().min(8)]);
+        Some(held)
     };
     // The script itself must wait for what it touches, never give up.
     let _not_abortable = AbortableWaits::new(false);
@@ -670,7 +674,7 @@ pub fn run_function(
         read_only: spec.read_only,
         allow_oom: spec.flags.allow_oom,
         now_ms: *now_ms,
-        started: Instant::now(),
+        started: quanta::Instant::now(),
         threshold_ms: srv.config.busy_reply_threshold(),
         worker_index,
         scratch: ReplyBuf {
@@ -695,7 +699,7 @@ pub fn run_function(
                 Err(e) => {
                     // (A memory error can stop a reply half-written.)
                     out.buf.truncate(mark);
-                    Err(e.to_string())
+                    Err(e)
                 }
             }
         })

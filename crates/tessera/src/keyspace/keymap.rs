@@ -181,6 +181,15 @@ impl KeyMap {
         }
     }
 
+    /// Starts fetching the index slot where a probe for `key` begins, so a
+    /// lookup made a little later finds it in cache.
+    #[inline]
+    pub fn prefetch(&self, key: &[u8]) {
+        if let Some(slot) = self.slots.get(key_tag(key) as usize & self.mask()) {
+            crate::util::prefetch_read(slot);
+        }
+    }
+
     #[inline]
     pub fn get_index_of(&self, key: &[u8]) -> Option<usize> {
         self.probe(key, key_tag(key))

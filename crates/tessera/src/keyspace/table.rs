@@ -351,6 +351,12 @@ impl Table {
         self.upsert(key, entry, at_ms, Some(now_ms))
     }
 
+    /// See [`KeyMap::prefetch`].
+    #[inline]
+    pub fn prefetch(&self, key: &[u8]) {
+        self.map.prefetch(key);
+    }
+
     /// Inserts or replaces with one hash and one table probe. With
     /// `expired_before`, an existing key whose TTL has passed by then is
     /// left alone and the entry handed back.

@@ -267,7 +267,7 @@ pub unsafe fn write_reply(
 /// # Safety
 /// `idx` must hold a string; the slice is valid while it stays on the
 /// stack.
-unsafe fn stack_bytes<'a>(state: *mut ffi::lua_State, idx: c_int) -> &'a [u8] {
+pub(crate) unsafe fn stack_bytes<'a>(state: *mut ffi::lua_State, idx: c_int) -> &'a [u8] {
     let mut len = 0usize;
     // SAFETY: a string value: lua_tolstring neither converts nor raises.
     unsafe {

@@ -367,7 +367,8 @@ fn check_function_name(name: &str) -> mlua::Result<()> {
 
 /// The callback of `function` in this thread's state, loading its library
 /// here first if needed.
-pub fn callback(vm: &mut Vm, lib: &Library, function: &str) -> Result<Function, String> {
+/// Returns its registry entry, valid while this VM lives.
+pub fn callback(vm: &mut Vm, lib: &Library, function: &str) -> Result<std::ffi::c_int, String> {
     if !vm.loaded_libraries.contains_key(&lib.name) {
         let (loaded, funcs) = load(vm, &lib.name, &lib.code, false)?;
         let mut map = HashMap::new();
@@ -378,14 +379,11 @@ pub fn callback(vm: &mut Vm, lib: &Library, function: &str) -> Result<Function, 
         }
         vm.loaded_libraries.insert(lib.name.clone(), map);
     }
-    let key = vm
-        .loaded_libraries
+    vm.loaded_libraries
         .get(&lib.name)
         .and_then(|m| m.get(function))
-        .ok_or_else(|| "ERR Function not found".to_string())?;
-    vm.lua
-        .registry_value::<Function>(key)
-        .map_err(|e| format!("ERR {e}"))
+        .map(|key| key.id())
+        .ok_or_else(|| "ERR Function not found".to_string())
 }
 
 // FUNCTION DUMP / RESTORE payloads: RDB "function2" records (opcode 245 and

@@ -262,10 +262,14 @@ pub struct Vm {
     /// Compiled script bodies by SHA.
     compiled: HashMap<String, RegistryKey, foldhash::fast::FixedState>,
     /// The protected call wrapper: runs a function under the error handler
-    /// that adds the script line to errors.
+    /// that adds the script line to errors (FUNCTION LOAD's library code).
     runner: Function,
-    /// The same for a function called with (keys, args).
-    runner_with: Function,
+    /// That error handler (run_with_args calls scripts with it directly).
+    handler: RegistryKey,
+    /// The KEYS and ARGV tables scripts get, refilled for every run (see
+    /// `refill_array`).
+    keys_table: RegistryKey,
+    argv_table: RegistryKey,
     /// The real globals (scripts see a read-only proxy).
     pub globals: Table,
     /// The read-only proxy used as every script's environment.
@@ -374,11 +378,6 @@ end
 
 local run = function(f)
   return xpcall(f, handler)
-end
-
--- Functions get (keys, args) as arguments.
-local run_with = function(f, keys, args)
-  return xpcall(function() return f(keys, args) end, handler)
 end
 
 -- Read-only views of tables: reads go through, writes fail, and pairs/next
@@ -536,7 +535,7 @@ end
 return {
   error_value = error_value,
   run = run,
-  run_with = run_with,
+  handler = handler,
   seal = seal,
   readonly = readonly,
   wrap_calls = wrap_calls,
@@ -626,7 +625,7 @@ impl Vm {
         install_math_random(&lua)?;
         let internals: Table = lua.load(PRELUDE).set_name("=prelude").eval()?;
         let runner: Function = internals.raw_get("run")?;
-        let runner_with: Function = internals.raw_get("run_with")?;
+        let handler = lua.create_registry_value(internals.raw_get::<Function>("handler")?)?;
         let redis = convert::build_redis_table(&lua)?;
         globals.raw_set("redis", redis.clone())?;
         crate::commands::scripting::install_calls(&lua, &internals, &redis)?;
@@ -694,7 +693,9 @@ impl Vm {
             generation,
             compiled: HashMap::default(),
             runner,
-            runner_with,
+            handler,
+            keys_table: lua.create_registry_value(lua.create_table()?)?,
+            argv_table: lua.create_registry_value(lua.create_table()?)?,
             globals,
             env,
             redis,
@@ -707,77 +708,61 @@ impl Vm {
 
     /// Runs a script (`as_function`: false; it sees KEYS and ARGV as
     /// globals) or a library function (true; called with the keys and
-    /// arguments tables) under the error handler, and writes its reply into
-    /// `out`; a failure comes back as the script's error.
+    /// arguments tables), the function being the registry entry `f`, under
+    /// the error handler, and writes its reply into `out`; a failure comes
+    /// back as the script's error, a failure of the run itself (memory) as
+    /// its text.
     ///
-    /// Done on the raw Lua stack in one protected call: per-call mlua
-    /// values (registry references, table handles) cost more than the rest
-    /// of a short script (docs/benchmarks.md, EVALSHA).
+    /// Done on the raw Lua stack, as Redis does it: one protected C call
+    /// (`lua_cpcall`) that builds KEYS and ARGV and calls the function with
+    /// `lua_pcall` and the handler. Per-call mlua values (registry handles,
+    /// its own protected-call wrapper, a Lua-side runner) cost more than
+    /// the rest of a short script (docs/benchmarks.md, EVALSHA).
     pub fn run_with_args(
         &mut self,
-        f: Function,
+        f: c_int,
         keys: &[&[u8]],
         argv: &[&[u8]],
         as_function: bool,
         out: &mut ReplyBuf,
-    ) -> mlua::Result<Result<(), convert::ScriptError>> {
-        let runner = if as_function {
-            self.runner_with.clone()
-        } else {
-            self.runner.clone()
+    ) -> Result<Result<(), convert::ScriptError>, String> {
+        let mut run = ProtectedRun {
+            function: f,
+            handler: self.handler.id(),
+            keys_table: self.keys_table.id(),
+            argv_table: self.argv_table.id(),
+            keys,
+            argv,
+            as_function,
+            prelude_source: self.prelude_source,
+            out,
+            outcome: Ok(()),
+            panicked: false,
         };
-        let mut outcome = Ok(());
-        let result = &mut outcome;
-        // SAFETY: the closure runs inside mlua's protected call with
-        // [runner, f] at stack indices 1..2, and uses only the raw API: it
-        // creates the KEYS and ARGV tables (fresh for every run, as Redis
-        // makes them: a script may change them) at 3..4, sets two globals
-        // with raw sets (no metamethods), and calls the runner under
-        // lua_pcall, so no Lua error escapes it except a memory error (after
-        // which mlua reports the error and nothing here is used again).
-        let prelude_source = self.prelude_source;
+        let state = self.main_state;
+        // SAFETY: `main_state` is this VM's main thread, and no Lua code
+        // runs on it now (scripts never start scripts), so its stack is
+        // ours between the two gettop/settop calls. `run` outlives the
+        // protected call that reads it through the light userdata.
         unsafe {
-            self.lua.exec_raw::<()>((runner, f), |state| {
-                crate::commands::scripting::arm_timeout_hook(state, prelude_source);
-                new_array(state, keys);
-                new_array(state, argv);
-                if !as_function {
-                    set_global(state, b"KEYS", 3);
-                    set_global(state, b"ARGV", 4);
-                }
-                ffi::lua_checkstack(state, 8);
-                ffi::lua_pushvalue(state, 1);
-                ffi::lua_pushvalue(state, 2);
-                let nargs = if as_function {
-                    ffi::lua_pushvalue(state, 3);
-                    ffi::lua_pushvalue(state, 4);
-                    3
+            let top = ffi::lua_gettop(state);
+            let rc = ffi::lua_cpcall(state, run_protected, (&mut run as *mut ProtectedRun).cast());
+            let failure = (rc != 0).then(|| {
+                if ffi::lua_type(state, -1) == ffi::LUA_TSTRING {
+                    String::from_utf8_lossy(convert::stack_bytes(state, -1)).into_owned()
                 } else {
-                    1
-                };
-                // The runner returns (ok, value or error table).
-                let rc = ffi::lua_pcall(state, nargs, 2, 0);
-                let top = ffi::lua_gettop(state);
-                if rc != 0 {
-                    *result = Err(convert::script_error(state, top));
-                } else if ffi::lua_toboolean(state, top - 1) != 0 {
-                    // Convert with the value second on the stack, as Redis
-                    // does (its error handler, then the value): how deep a
-                    // reply may nest depends on the stack space left.
-                    ffi::lua_replace(state, 2);
-                    ffi::lua_settop(state, 2);
-                    convert::write_reply(state, 2, out, 0);
-                } else {
-                    *result = Err(convert::script_error(state, top));
+                    "Lua error".to_string()
                 }
-                if !as_function {
-                    ffi::lua_pushnil(state);
-                    set_global(state, b"KEYS", -1);
-                    set_global(state, b"ARGV", -1);
-                }
-            })?;
+            });
+            ffi::lua_settop(state, top);
+            if run.panicked {
+                return Err("internal error running the script".to_string());
+            }
+            if let Some(text) = failure {
+                return Err(text);
+            }
         }
-        Ok(outcome)
+        Ok(run.outcome)
     }
 
     /// Arms the timeout hook for the next run (see
@@ -790,12 +775,11 @@ impl Vm {
         };
     }
 
-    /// Compiles a script body into a function (cached by SHA).
-    pub fn function(&mut self, sha: &str, body: &[u8], name: &str) -> Result<Function, String> {
+    /// Compiles a script body into a function (cached by SHA); returns its
+    /// registry entry, valid while this VM lives.
+    pub fn function(&mut self, sha: &str, body: &[u8], name: &str) -> Result<c_int, String> {
         if let Some(k) = self.compiled.get(sha) {
-            if let Ok(f) = self.lua.registry_value::<Function>(k) {
-                return Ok(f);
-            }
+            return Ok(k.id());
         }
         if body.first() == Some(&0x1b) {
             // Redis parses bytecode as text (see the prelude's loaders).
@@ -811,10 +795,13 @@ impl Vm {
             .map_err(|e| compile_error_text(&e))?;
         let env = self.env.clone();
         f.set_environment(env).map_err(|e| e.to_string())?;
-        if let Ok(k) = self.lua.create_registry_value(f.clone()) {
-            self.compiled.insert(sha.to_string(), k);
-        }
-        Ok(f)
+        let k = self
+            .lua
+            .create_registry_value(f)
+            .map_err(|e| e.to_string())?;
+        let id = k.id();
+        self.compiled.insert(sha.to_string(), k);
+        Ok(id)
     }
 
     /// Runs `f` under the error handler: Ok(result) or Err(error table).
@@ -1005,6 +992,84 @@ unsafe fn new_array(state: *mut ffi::lua_State, items: &[&[u8]]) {
     }
 }
 
+/// Pushes the table kept in registry entry `slot`, holding exactly `items`
+/// as an array.
+///
+/// Redis gives every script run new KEYS and ARGV tables. A script (unlike
+/// a library function) has nowhere to keep a table past its run: globals
+/// and library tables are read-only, and `debug` is out of its reach. So a
+/// table it did not reshape (no metatable, no keys but 1..n) is one it
+/// cannot tell from a new one once refilled, and reusing it saves two
+/// tables' allocation and collection on every run. One it reshaped is
+/// replaced by a new table.
+///
+/// # Safety
+/// Valid state; `slot` a registry entry holding a table.
+unsafe fn refill_array(state: *mut ffi::lua_State, slot: c_int, items: &[&[u8]]) {
+    // SAFETY: caller contract; lua_checkstack makes room for the pushes,
+    // and only raw accesses are made (the table's metatable, if any, is
+    // never used: such a table is replaced).
+    unsafe {
+        ffi::lua_checkstack(state, 4);
+        ffi::lua_rawgeti(state, ffi::LUA_REGISTRYINDEX, slot.into());
+        let t = ffi::lua_gettop(state);
+        let old_len = match plain_array_len(state, t) {
+            Some(len) => len,
+            None => {
+                ffi::lua_settop(state, t - 1);
+                ffi::lua_createtable(state, c_int::try_from(items.len()).unwrap_or(0), 0);
+                ffi::lua_pushvalue(state, -1);
+                ffi::lua_rawseti_(state, ffi::LUA_REGISTRYINDEX, slot);
+                0
+            }
+        };
+        for (i, item) in items.iter().enumerate() {
+            ffi::lua_pushlstring(state, item.as_ptr().cast(), item.len());
+            ffi::lua_rawseti_(state, t, c_int::try_from(i + 1).unwrap_or(c_int::MAX));
+        }
+        for i in items.len() + 1..=old_len {
+            ffi::lua_pushnil(state);
+            ffi::lua_rawseti_(state, t, c_int::try_from(i).unwrap_or(c_int::MAX));
+        }
+    }
+}
+
+/// The length of the table at `t` if it is a plain array: no metatable,
+/// and its keys exactly the integers 1..n.
+///
+/// # Safety
+/// Valid state; `t` an absolute index.
+unsafe fn plain_array_len(state: *mut ffi::lua_State, t: c_int) -> Option<usize> {
+    // SAFETY: caller contract; the stack is left as found. lua_next is
+    // given only keys it returned, on a table not changed meanwhile.
+    unsafe {
+        if ffi::lua_type(state, t) != ffi::LUA_TTABLE {
+            return None;
+        }
+        if ffi::lua_getmetatable(state, t) != 0 {
+            ffi::lua_settop(state, t);
+            return None;
+        }
+        let len = ffi::lua_objlen(state, t);
+        let mut count = 0usize;
+        ffi::lua_pushnil(state);
+        while ffi::lua_next(state, t) != 0 {
+            ffi::lua_settop(state, t + 1);
+            let key = ffi::lua_tonumber(state, t + 1);
+            let integral = ffi::lua_type(state, t + 1) == ffi::LUA_TNUMBER
+                && key >= 1.0
+                && key <= len as f64
+                && key.fract() == 0.0;
+            if !integral {
+                ffi::lua_settop(state, t);
+                return None;
+            }
+            count += 1;
+        }
+        (count == len).then_some(len)
+    }
+}
+
 /// Sets the global `name` to the value at `value` with a raw set: the real
 /// globals are sealed against writes from scripts, not from here.
 ///
@@ -1023,5 +1088,91 @@ unsafe fn set_global(state: *mut ffi::lua_State, name: &[u8], value: c_int) {
         ffi::lua_pushlstring(state, name.as_ptr().cast(), name.len());
         ffi::lua_pushvalue(state, value);
         ffi::lua_rawset(state, ffi::LUA_GLOBALSINDEX);
+    }
+}
+
+/// What [`Vm::run_with_args`] hands its protected call, and what it gets
+/// back.
+struct ProtectedRun<'a> {
+    /// Registry entries of the function to run and of the error handler.
+    function: c_int,
+    handler: c_int,
+    /// Registry entries of the KEYS and ARGV tables of scripts.
+    keys_table: c_int,
+    argv_table: c_int,
+    keys: &'a [&'a [u8]],
+    argv: &'a [&'a [u8]],
+    as_function: bool,
+    prelude_source: *const std::ffi::c_char,
+    out: &'a mut ReplyBuf,
+    outcome: Result<(), convert::ScriptError>,
+    panicked: bool,
+}
+
+/// The protected part of a run (see [`Vm::run_with_args`]): called by
+/// `lua_cpcall` with the [`ProtectedRun`] as a light userdata.
+unsafe extern "C-unwind" fn run_protected(state: *mut ffi::lua_State) -> c_int {
+    // SAFETY: `lua_cpcall` passes the pointer it was given, to a
+    // `ProtectedRun` alive for the whole call and used by nothing else
+    // meanwhile.
+    let run = unsafe { &mut *ffi::lua_touserdata(state, 1).cast::<ProtectedRun>() };
+    // A panic must not unwind through Lua's C frames; Lua errors (memory)
+    // longjmp past this frame, which holds nothing with a destructor.
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // SAFETY: a valid state inside a protected call; only the raw API,
+        // on a stack of [handler, function, KEYS, ARGV] built here.
+        unsafe { run_on_stack(state, run) }
+    }));
+    if caught.is_err() {
+        run.panicked = true;
+    }
+    0
+}
+
+/// # Safety
+/// `state` is the main thread of a VM, inside `lua_cpcall`.
+unsafe fn run_on_stack(state: *mut ffi::lua_State, run: &mut ProtectedRun) {
+    // SAFETY: caller contract. The globals are set with raw sets (no
+    // metamethods).
+    unsafe {
+        ffi::lua_settop(state, 0);
+        crate::commands::scripting::arm_timeout_hook(state, run.prelude_source);
+        ffi::lua_checkstack(state, 8);
+        ffi::lua_rawgeti(state, ffi::LUA_REGISTRYINDEX, run.handler.into());
+        ffi::lua_rawgeti(state, ffi::LUA_REGISTRYINDEX, run.function.into());
+        if run.as_function {
+            // A library function can keep the tables it is given (in an
+            // upvalue of its library): fresh ones every call.
+            new_array(state, run.keys);
+            new_array(state, run.argv);
+        } else {
+            refill_array(state, run.keys_table, run.keys);
+            refill_array(state, run.argv_table, run.argv);
+        }
+        let nargs = if run.as_function {
+            2
+        } else {
+            set_global(state, b"KEYS", 3);
+            set_global(state, b"ARGV", 4);
+            ffi::lua_settop(state, 2);
+            0
+        };
+        // One result, as Redis takes; on an error, what the handler made
+        // of it (a memory error skips the handler: its text).
+        let rc = ffi::lua_pcall(state, nargs, 1, 1);
+        if rc == 0 {
+            // Converted with the value second on the stack, as Redis does
+            // (its error handler, then the value): how deep a reply may
+            // nest depends on the stack space left.
+            ffi::lua_settop(state, 2);
+            convert::write_reply(state, 2, run.out, 0);
+        } else {
+            run.outcome = Err(convert::script_error(state, ffi::lua_gettop(state)));
+        }
+        if !run.as_function {
+            ffi::lua_pushnil(state);
+            set_global(state, b"KEYS", -1);
+            set_global(state, b"ARGV", -1);
+        }
     }
 }

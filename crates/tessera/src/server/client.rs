@@ -75,6 +75,42 @@ pub struct Client {
 }
 
 impl Client {
+    /// A newly connected client, served by the worker `worker` counts for.
+    pub fn new(
+        srv: &super::state::ServerState,
+        id: u64,
+        info: Arc<ClientInfo>,
+        worker: Arc<WorkerStats>,
+    ) -> Client {
+        Client {
+            id,
+            db: 0,
+            authenticated: srv.config.requirepass().is_none(),
+            reply_mode: ReplyMode::On,
+            no_evict: false,
+            no_touch: false,
+            close_after_reply: false,
+            close_now: false,
+            woken_by: None,
+            woken_stream_gone: false,
+            woken_wrong_type: false,
+            rerunning: false,
+            worker,
+            monitoring: false,
+            block: None,
+            fed: None,
+            serving: None,
+            redacted: 0,
+            subs: Default::default(),
+            multi: crate::commands::multi::TxState {
+                watch_flag: info.dirty_cas.clone(),
+                ..Default::default()
+            },
+            tracking: Default::default(),
+            info,
+        }
+    }
+
     /// Whether other clients may send this one messages (it must then
     /// watch its outbox as well as its socket).
     pub fn receives_pushes(&self) -> bool {

@@ -15,7 +15,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::blocking::{BlockRequest, Debts, Waiter, Wake};
-use super::client::{Client, ClientInfo, ReplyMode};
+use super::client::{Client, ClientInfo};
 use super::dispatch;
 use super::parked::{ConnState, ParkSlot, Registration, Woke};
 use super::state::{unix_ms, ServerState};
@@ -38,33 +38,7 @@ pub async fn serve(srv: Arc<ServerState>, worker: Arc<WorkerStats>, stream: TcpS
     };
     let info = Arc::new(ClientInfo::new(id, addr, laddr, fd, unix_ms()));
     srv.clients.register(info.clone());
-    let client = Client {
-        id,
-        db: 0,
-        authenticated: srv.config.requirepass().is_none(),
-        reply_mode: ReplyMode::On,
-        no_evict: false,
-        no_touch: false,
-        close_after_reply: false,
-        close_now: false,
-        woken_by: None,
-        woken_stream_gone: false,
-        woken_wrong_type: false,
-        rerunning: false,
-        info: info.clone(),
-        worker,
-        monitoring: false,
-        block: None,
-        fed: None,
-        serving: None,
-        redacted: 0,
-        subs: Default::default(),
-        multi: crate::commands::multi::TxState {
-            watch_flag: info.dirty_cas.clone(),
-            ..Default::default()
-        },
-        tracking: Default::default(),
-    };
+    let client = Client::new(&srv, id, info.clone(), worker);
     info.authenticated.store(client.authenticated, Relaxed);
     let registration = Registration::new(id, fd);
     let mut state = Some(Box::new(ConnState {

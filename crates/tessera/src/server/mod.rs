@@ -35,6 +35,58 @@ use crate::keyspace::{Keyspace, NUM_SHARDS};
 use state::{unix_ms, Pause, ServerState};
 use stats::WorkerStats;
 
+impl ServerState {
+    /// A server's shared state, with no data and no clients, for `threads`
+    /// workers (`workers` holds their statistics, a spare's included).
+    pub fn new(
+        config: Arc<Config>,
+        workers: Vec<Arc<WorkerStats>>,
+        threads: usize,
+        port: u16,
+        executable: String,
+    ) -> ServerState {
+        let ncmds = crate::commands::command_count_with_subs();
+        let run_id: String = {
+            let mut rng = rand::thread_rng();
+            (0..40)
+                .map(|_| format!("{:x}", rng.gen_range(0..16u8)))
+                .collect()
+        };
+        ServerState {
+            keyspace: Keyspace::new(config.databases()),
+            clients: Default::default(),
+            blocking: Default::default(),
+            workers,
+            worker_threads: threads,
+            startup_memory: AtomicU64::new(0),
+            acceptor: Arc::new(WorkerStats::new(ncmds)),
+            started: Instant::now(),
+            started_unix_ms: unix_ms(),
+            run_id,
+            port: std::sync::atomic::AtomicU16::new(port),
+            slowlog: Mutex::new(Default::default()),
+            latency: Mutex::new(Default::default()),
+            pause: Pause::default(),
+            instant: Mutex::new(Default::default()),
+            monitors: Mutex::new(Vec::new()),
+            monitor_count: AtomicUsize::new(0),
+            shutdown: Notify::new(),
+            lastsave_s: AtomicI64::new(unix_ms() / 1000),
+            active_expire: AtomicBool::new(true),
+            used_memory_cache: AtomicU64::new(0),
+            used_memory_refreshed_us: AtomicI64::new(0),
+            peak_memory: AtomicU64::new(0),
+            executable,
+            config_file: config.config_file().map(|p| p.display().to_string()),
+            pubsub: pubsub::PubSub::default(),
+            script_lock: Mutex::new(()),
+            scripts: crate::scripting::Scripts::new(),
+            tracking: Default::default(),
+            config,
+        }
+    }
+}
+
 /// Starts the server and blocks until SHUTDOWN.
 pub fn run(config: Config, executable: String) -> Result<(), String> {
     let config = Arc::new(config);
@@ -54,13 +106,6 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
     let workers: Vec<Arc<WorkerStats>> = (0..threads + spare)
         .map(|_| Arc::new(WorkerStats::new(ncmds)))
         .collect();
-    let run_id: String = {
-        let mut rng = rand::thread_rng();
-        (0..40)
-            .map(|_| format!("{:x}", rng.gen_range(0..16u8)))
-            .collect()
-    };
-
     let listeners = bind_all(&config)?;
     let port = listeners
         .first()
@@ -68,38 +113,13 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
         .map(|a| a.port())
         .unwrap_or(config.port());
 
-    let srv = Arc::new(ServerState {
-        keyspace: Keyspace::new(config.databases()),
-        clients: Default::default(),
-        blocking: Default::default(),
-        workers: workers.clone(),
-        worker_threads: threads,
-        startup_memory: AtomicU64::new(0),
-        acceptor: Arc::new(WorkerStats::new(ncmds)),
-        started: Instant::now(),
-        started_unix_ms: unix_ms(),
-        run_id,
-        port: std::sync::atomic::AtomicU16::new(port),
-        slowlog: Mutex::new(Default::default()),
-        latency: Mutex::new(Default::default()),
-        pause: Pause::default(),
-        instant: Mutex::new(Default::default()),
-        monitors: Mutex::new(Vec::new()),
-        monitor_count: AtomicUsize::new(0),
-        shutdown: Notify::new(),
-        lastsave_s: AtomicI64::new(unix_ms() / 1000),
-        active_expire: AtomicBool::new(true),
-        used_memory_cache: AtomicU64::new(0),
-        used_memory_refreshed_us: AtomicI64::new(0),
-        peak_memory: AtomicU64::new(0),
-        executable,
-        config_file: config.config_file().map(|p| p.display().to_string()),
-        pubsub: pubsub::PubSub::default(),
-        script_lock: Mutex::new(()),
-        scripts: crate::scripting::Scripts::new(),
-        tracking: Default::default(),
+    let srv = Arc::new(ServerState::new(
         config,
-    });
+        workers.clone(),
+        threads,
+        port,
+        executable,
+    ));
 
     log::notice(&format!(
         "Tessera {} (Redis {} compatible) starting, pid={}, port={}, threads={}",

@@ -3,12 +3,30 @@
 //! probing, LZF.
 
 pub mod bits;
+pub mod crc16;
 pub mod geohash;
 pub mod glob;
 pub mod lcs;
 pub mod lzf;
 pub mod numbers;
 pub mod probe;
+
+/// Asks the CPU to start loading the cache line of `value`: a hint with no
+/// effect on what the program computes.
+#[inline]
+pub fn prefetch_read<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint that never faults and reads nothing
+    // into the program's state; SSE, which it needs, is part of every
+    // x86-64 CPU.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+            (value as *const T).cast(),
+        )
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
+}
 
 /// A byte string as C string functions see it: up to its first NUL.
 /// Redis reads many arguments this way.
