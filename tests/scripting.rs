@@ -1510,6 +1510,13 @@ fn every_run_gets_keys_and_argv_as_new_tables() {
         Frame::Error(_)
     ));
     assert_eq!(eval(&mut c, look, &["q"], &["r"]), fresh("q"));
+    // After a run with big arguments (whose tables are let go).
+    let big = "x".repeat(100_000);
+    assert_eq!(
+        eval(&mut c, "return #ARGV[1]", &["a"], &[&big]),
+        int(100_000)
+    );
+    assert_eq!(eval(&mut c, look, &["w"], &["u"]), fresh("w"));
     // No keys at all, after a run with some.
     assert_eq!(
         eval(&mut c, "return {#KEYS, #ARGV}", &[], &[]),

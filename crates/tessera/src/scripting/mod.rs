@@ -266,6 +266,9 @@ pub struct Vm {
     runner: Function,
     /// That error handler (run_with_args calls scripts with it directly).
     handler: RegistryKey,
+    /// [`run_protected`] as a Lua function, made once: `lua_cpcall` would
+    /// allocate a closure for it on every run.
+    run_protected: RegistryKey,
     /// The KEYS and ARGV tables scripts get, refilled for every run (see
     /// `refill_array`).
     keys_table: RegistryKey,
@@ -694,6 +697,10 @@ impl Vm {
             compiled: HashMap::default(),
             runner,
             handler,
+            // SAFETY: `run_protected` follows the lua_CFunction contract
+            // (see its own comment).
+            run_protected: lua
+                .create_registry_value(unsafe { lua.create_c_function(run_protected)? })?,
             keys_table: lua.create_registry_value(lua.create_table()?)?,
             argv_table: lua.create_registry_value(lua.create_table()?)?,
             globals,
@@ -713,8 +720,8 @@ impl Vm {
     /// back as the script's error, a failure of the run itself (memory) as
     /// its text.
     ///
-    /// Done on the raw Lua stack, as Redis does it: one protected C call
-    /// (`lua_cpcall`) that builds KEYS and ARGV and calls the function with
+    /// Done on the raw Lua stack, as Redis does it: one protected call of a
+    /// C function ([`run_protected`]) that builds KEYS and ARGV and calls the function with
     /// `lua_pcall` and the handler. Per-call mlua values (registry handles,
     /// its own protected-call wrapper, a Lua-side runner) cost more than
     /// the rest of a short script (docs/benchmarks.md, EVALSHA).
@@ -743,10 +750,22 @@ impl Vm {
         // SAFETY: `main_state` is this VM's main thread, and no Lua code
         // runs on it now (scripts never start scripts), so its stack is
         // ours between the two gettop/settop calls. `run` outlives the
-        // protected call that reads it through the light userdata.
+        // protected call that reads it through the light userdata; the
+        // function and the pointer are pushed without allocating (so
+        // without raising) after lua_checkstack made room.
         unsafe {
             let top = ffi::lua_gettop(state);
-            let rc = ffi::lua_cpcall(state, run_protected, (&mut run as *mut ProtectedRun).cast());
+            let rc = if ffi::lua_checkstack(state, 2) == 0 {
+                ffi::LUA_ERRMEM
+            } else {
+                ffi::lua_rawgeti(
+                    state,
+                    ffi::LUA_REGISTRYINDEX,
+                    self.run_protected.id().into(),
+                );
+                ffi::lua_pushlightuserdata(state, (&mut run as *mut ProtectedRun).cast());
+                ffi::lua_pcall(state, 1, 0, 0)
+            };
             let failure = (rc != 0).then(|| {
                 if ffi::lua_type(state, -1) == ffi::LUA_TSTRING {
                     String::from_utf8_lossy(convert::stack_bytes(state, -1)).into_owned()
@@ -1110,9 +1129,9 @@ struct ProtectedRun<'a> {
 }
 
 /// The protected part of a run (see [`Vm::run_with_args`]): called by
-/// `lua_cpcall` with the [`ProtectedRun`] as a light userdata.
+/// `lua_pcall` with the [`ProtectedRun`] as a light userdata.
 unsafe extern "C-unwind" fn run_protected(state: *mut ffi::lua_State) -> c_int {
-    // SAFETY: `lua_cpcall` passes the pointer it was given, to a
+    // SAFETY: `run_with_args` passes the pointer it was given, to a
     // `ProtectedRun` alive for the whole call and used by nothing else
     // meanwhile.
     let run = unsafe { &mut *ffi::lua_touserdata(state, 1).cast::<ProtectedRun>() };
@@ -1130,7 +1149,8 @@ unsafe extern "C-unwind" fn run_protected(state: *mut ffi::lua_State) -> c_int {
 }
 
 /// # Safety
-/// `state` is the main thread of a VM, inside `lua_cpcall`.
+/// `state` is the main thread of a VM, inside the protected call of
+/// [`Vm::run_with_args`].
 unsafe fn run_on_stack(state: *mut ffi::lua_State, run: &mut ProtectedRun) {
     // SAFETY: caller contract. The globals are set with raw sets (no
     // metamethods).
@@ -1173,6 +1193,19 @@ unsafe fn run_on_stack(state: *mut ffi::lua_State, run: &mut ProtectedRun) {
             ffi::lua_pushnil(state);
             set_global(state, b"KEYS", -1);
             set_global(state, b"ARGV", -1);
+            // Big arguments are not kept alive by the tables until the
+            // next run: the tables themselves are let go.
+            let bytes: usize = run.keys.iter().chain(run.argv).map(|a| a.len()).sum();
+            if bytes > KEEP_ARGUMENTS_UP_TO {
+                for slot in [run.keys_table, run.argv_table] {
+                    ffi::lua_createtable(state, 0, 0);
+                    ffi::lua_rawseti_(state, ffi::LUA_REGISTRYINDEX, slot);
+                }
+            }
         }
     }
 }
+
+/// The most argument bytes the reused KEYS and ARGV tables may keep
+/// referenced between runs.
+const KEEP_ARGUMENTS_UP_TO: usize = 64 * 1024;
