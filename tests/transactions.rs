@@ -405,3 +405,82 @@ fn ssubscribe_and_monitor_are_refused_inside_exec() {
     );
     assert_eq!(raw.call(&["PING"]), simple("PONG"));
 }
+
+#[test]
+fn a_key_already_expired_when_watched_is_watched_as_absent() {
+    let s = TestServer::start_with(&["--enable-debug-command", "yes"]);
+    let mut a = s.raw();
+    let mut b = s.raw();
+    // Active expiry off: only the commands below delete expired keys.
+    a.call(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+    let expired_keys = |c: &mut common::RawClient| match c.call(&["INFO", "stats"]) {
+        Frame::Bulk(b) => String::from_utf8_lossy(&b)
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("expired_keys:")
+                    .map(|v| v.trim().to_string())
+            })
+            .unwrap_or_default(),
+        other => panic!("INFO: {other:?}"),
+    };
+    let pause = || std::thread::sleep(std::time::Duration::from_millis(150));
+    let transaction = |c: &mut common::RawClient| {
+        c.call(&["MULTI"]);
+        c.call(&["PING"]);
+        c.call(&["EXEC"])
+    };
+
+    // WATCH leaves the expired key where it is.
+    a.call(&["SET", "gone", "1", "PX", "20"]);
+    pause();
+    assert_eq!(a.call(&["WATCH", "gone"]), simple("OK"));
+    assert_eq!(a.call(&["DBSIZE"]), int(1));
+    assert_eq!(expired_keys(&mut a), "0");
+    // Its deletion (here by another client's read) changes nothing.
+    assert_eq!(b.call(&["GET", "gone"]), Frame::NullBulk);
+    assert_eq!(expired_keys(&mut a), "1");
+    assert_eq!(transaction(&mut a), Frame::Array(vec![simple("PONG")]));
+
+    // Created again after its deletion: that is a change.
+    a.call(&["SET", "gone", "1", "PX", "20"]);
+    pause();
+    a.call(&["WATCH", "gone"]);
+    b.call(&["SET", "gone", "new"]);
+    assert_eq!(transaction(&mut a), Frame::NullArray);
+
+    // Still expired and never deleted at EXEC: not a change either.
+    a.call(&["SET", "idle", "1", "PX", "20"]);
+    pause();
+    a.call(&["WATCH", "idle"]);
+    assert_eq!(transaction(&mut a), Frame::Array(vec![simple("PONG")]));
+
+    // A key that expires after WATCH fails EXEC, deleted or not.
+    a.call(&["SET", "later", "1", "PX", "100"]);
+    a.call(&["WATCH", "later"]);
+    pause();
+    assert_eq!(transaction(&mut a), Frame::NullArray);
+
+    // FLUSHDB empties an already-expired watched key away: no change.
+    a.call(&["SET", "f", "1", "PX", "20"]);
+    pause();
+    a.call(&["WATCH", "f"]);
+    b.call(&["FLUSHDB"]);
+    assert_eq!(transaction(&mut a), Frame::Array(vec![simple("PONG")]));
+
+    // SWAPDB bringing in a live key for an already-expired one: a change;
+    // bringing in an expired one for a missing one: none.
+    a.call(&["SET", "w", "1", "PX", "20"]);
+    b.call(&["SELECT", "1"]);
+    b.call(&["SET", "w", "live"]);
+    pause();
+    a.call(&["WATCH", "w"]);
+    b.call(&["SWAPDB", "0", "1"]);
+    assert_eq!(transaction(&mut a), Frame::NullArray);
+    b.call(&["FLUSHALL"]);
+    b.call(&["SET", "m", "1", "PX", "20"]);
+    pause();
+    a.call(&["WATCH", "m"]);
+    b.call(&["SWAPDB", "0", "1"]);
+    assert_eq!(transaction(&mut a), Frame::Array(vec![simple("PONG")]));
+    a.call(&["DEBUG", "SET-ACTIVE-EXPIRE", "1"]);
+}

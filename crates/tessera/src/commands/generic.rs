@@ -697,11 +697,12 @@ fn flush_mode(args: &[&[u8]], lazy_default: bool) -> Result<bool, CmdError> {
 fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let lazy = flush_mode(args, ctx.srv.config.lazyfree_lazy_user_flush())?;
     let db = ctx.client.db;
+    let now_ms = ctx.now_ms;
     let old: Vec<_> = ctx.with_all(|locks| {
         locks
             .shards_mut()
             .map(|s| {
-                s.dbs[db].touch_watched_existing(None);
+                s.dbs[db].touch_watched_existing(None, now_ms);
                 s.dbs[db].clear()
             })
             .collect()
@@ -716,6 +717,7 @@ fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn flushall(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let lazy = flush_mode(args, ctx.srv.config.lazyfree_lazy_user_flush())?;
+    let now_ms = ctx.now_ms;
     let old: Vec<_> = ctx.with_all(|locks| {
         locks
             .shards_mut()
@@ -723,7 +725,7 @@ fn flushall(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 s.dbs
                     .iter_mut()
                     .map(|t| {
-                        t.touch_watched_existing(None);
+                        t.touch_watched_existing(None, now_ms);
                         t.clear()
                     })
                     .collect::<Vec<_>>()
@@ -754,12 +756,13 @@ fn swapdb(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Err(CmdError::DbIndexOutOfRange);
     }
     if a != b {
+        let now_ms = ctx.now_ms;
         ctx.with_all(|locks| {
             let (lo, hi) = (a.min(b) as usize, a.max(b) as usize);
             for s in locks.shards_mut() {
                 let (ta, tb) = s.dbs.pair_mut(lo, hi);
-                ta.touch_watched_existing(Some(tb));
-                tb.touch_watched_existing(Some(ta));
+                ta.touch_watched_existing(Some(tb), now_ms);
+                tb.touch_watched_existing(Some(ta), now_ms);
                 crate::keyspace::Table::swap_contents(ta, tb);
             }
         });

@@ -194,12 +194,13 @@ fn watch(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             Some(frozen) if from_script => frozen.min(ctx.now_ms),
             _ => ctx.now_ms,
         };
-        let mut d = locks.db(db, now, ctx.touch);
-        // A key already expired counts as absent from now on: its deletion
-        // must not fail the transaction (Redis 7.0 remembers it was
-        // expired; deleting it first has the same outcome).
-        d.exists(key);
-        d.table(key).watch(key, &flag);
+        let table = &mut locks.shard_for(key).dbs[db];
+        // A key already expired is watched as absent, and left where it
+        // is (Redis 7.0 does not delete it here).
+        let expired = table
+            .peek(key)
+            .is_some_and(|e| table.is_expired(key, e, now));
+        table.watch(key, &flag, expired);
         drop(locks);
         ctx.client.multi.watched.push((db, Key::from_slice(key)));
     }
@@ -284,10 +285,13 @@ fn watch_failed(srv: &ServerState, client: &Client, now_ms: i64) -> bool {
     if client.multi.watch_flag.load(Relaxed) {
         return true;
     }
+    // A watched key that expired since (deleted or not) fails it, one that
+    // was already expired when watched does not.
     client.multi.watched.iter().any(|(db, key)| {
         let mut locks = srv.keyspace.lock_key(key);
         let t = &locks.shard_for(key).dbs[*db];
         t.peek(key).is_some_and(|e| t.is_expired(key, e, now_ms))
+            && !t.watched_as_expired(key, &client.multi.watch_flag)
     })
 }
 

@@ -128,6 +128,17 @@ pub struct TableStats {
 /// when set). Shared by every key the client watches.
 pub type WatchFlag = std::sync::Arc<std::sync::atomic::AtomicBool>;
 
+/// A client's WATCH of one key in a table.
+#[derive(Debug)]
+struct Watcher {
+    /// The client's "something I watch changed" flag.
+    flag: WatchFlag,
+    /// The key was there but already expired when watched. Redis 7.0 then
+    /// treats it as absent: its deletion does not fail the transaction
+    /// (and clears this mark), and EXEC does not count its being expired.
+    expired: bool,
+}
+
 /// `repr(C)` with the map first: a lookup reads only the map's header, and
 /// for database 0 that header shares a cache line with the shard's lock
 /// (see `ShardTables`).
@@ -140,7 +151,7 @@ pub struct Table {
     /// Clients WATCHing keys of this table. Lives with the table, under the
     /// same lock, so a write and the flagging of its watchers are one step.
     /// Stays with the database index when SWAPDB moves the contents.
-    watched: HashMap<Key, Vec<WatchFlag>, RandomState>,
+    watched: HashMap<Key, Vec<Watcher>, RandomState>,
     /// Absolute expiry (Unix ms) of the keys that have one. Separate, as in
     /// Redis, so active expiry and volatile-* eviction sample only these.
     expires: IndexMap<Key, i64, RandomState>,
@@ -184,49 +195,88 @@ impl Table {
         self.db
     }
 
-    /// Registers a WATCH of `key`.
-    pub fn watch(&mut self, key: &[u8], flag: &WatchFlag) {
+    /// Registers a WATCH of `key`; `expired`: the key is there but already
+    /// expired (Redis 7.0 then treats it as absent, see [`Watcher`]).
+    pub fn watch(&mut self, key: &[u8], flag: &WatchFlag, expired: bool) {
         let list = self.watched.entry(Key::from_slice(key)).or_default();
-        if !list.iter().any(|f| std::sync::Arc::ptr_eq(f, flag)) {
-            list.push(flag.clone());
+        if !list.iter().any(|w| std::sync::Arc::ptr_eq(&w.flag, flag)) {
+            list.push(Watcher {
+                flag: flag.clone(),
+                expired,
+            });
         }
     }
 
     /// Removes a WATCH of `key` (UNWATCH, EXEC, DISCARD, disconnect).
     pub fn unwatch(&mut self, key: &[u8], flag: &WatchFlag) {
         if let Some(list) = self.watched.get_mut(key) {
-            list.retain(|f| !std::sync::Arc::ptr_eq(f, flag));
+            list.retain(|w| !std::sync::Arc::ptr_eq(&w.flag, flag));
             if list.is_empty() {
                 self.watched.remove(key);
             }
         }
     }
 
+    /// Whether the client with `flag` watches `key` as a key that was
+    /// already expired when watched (and has not been deleted since).
+    pub fn watched_as_expired(&self, key: &[u8], flag: &WatchFlag) -> bool {
+        self.watched.get(key).is_some_and(|list| {
+            list.iter()
+                .any(|w| w.expired && std::sync::Arc::ptr_eq(&w.flag, flag))
+        })
+    }
+
     /// Flags the clients watching `key`: it was modified (Redis's
-    /// signalModifiedKey → touchWatchedKey).
+    /// signalModifiedKey → touchWatchedKey). A watcher that saw the key
+    /// already expired is not flagged when the key is now gone (its
+    /// deletion changed nothing for it), only unmarked.
     #[inline]
     pub fn touch_watched(&mut self, key: &[u8]) {
         if self.watched.is_empty() {
             return;
         }
-        if let Some(list) = self.watched.get(key) {
-            for f in list {
-                f.store(true, Relaxed);
+        let Some(list) = self.watched.get_mut(key) else {
+            return;
+        };
+        let mut absent = None;
+        for w in list {
+            if w.expired {
+                if *absent.get_or_insert_with(|| !self.map.contains_key(key)) {
+                    w.expired = false;
+                }
+                continue;
             }
+            w.flag.store(true, Relaxed);
         }
     }
 
     /// Flags watchers of keys that exist here or in `other` (FLUSHDB,
     /// FLUSHALL, SWAPDB: a watched key that did not exist and still does
-    /// not is left alone, as in Redis 7.0).
-    pub fn touch_watched_existing(&mut self, other: Option<&Table>) {
-        for (key, list) in &self.watched {
-            let exists =
-                self.map.contains_key(key) || other.is_some_and(|o| o.map.contains_key(key));
-            if exists {
-                for f in list {
-                    f.store(true, Relaxed);
+    /// not is left alone, as in Redis 7.0). An already-expired watched key
+    /// that is emptied away, or replaced by one also expired, changes
+    /// nothing; a missing one replaced by an expired one counts as still
+    /// missing.
+    pub fn touch_watched_existing(&mut self, other: Option<&Table>, now_ms: i64) {
+        for (key, list) in &mut self.watched {
+            let here = self.map.contains_key(key);
+            let there = other.and_then(|o| o.map.get(key).map(|e| o.is_expired(key, e, now_ms)));
+            if !here && there.is_none() {
+                continue;
+            }
+            for w in list.iter_mut() {
+                match (w.expired, there) {
+                    (true, None) => {
+                        w.expired = false;
+                        continue;
+                    }
+                    (true, Some(true)) => continue,
+                    (false, Some(true)) if !here => {
+                        w.expired = true;
+                        continue;
+                    }
+                    _ => {}
                 }
+                w.flag.store(true, Relaxed);
             }
         }
     }
