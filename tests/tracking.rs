@@ -374,3 +374,78 @@ fn tracking_counters_and_option_checks() {
         error("ERR PREFIX option requires BCAST mode to be enabled")
     );
 }
+
+#[test]
+fn read_keys_stay_tracked_after_tracking_stops() {
+    let s = TestServer::start();
+    let mut admin = s.raw();
+    let counters = |c: &mut RawClient| -> Vec<String> {
+        let info = match c.call(&["INFO", "stats"]) {
+            Frame::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
+            other => panic!("INFO answered {}", fmt_frame(&other)),
+        };
+        info.lines()
+            .filter(|l| {
+                l.starts_with("tracking_total_keys:") || l.starts_with("tracking_total_items:")
+            })
+            .map(|l| l.trim().to_string())
+            .collect()
+    };
+    let mut a = resp3(&s);
+    assert_eq!(a.call(&["CLIENT", "TRACKING", "ON"]), simple("OK"));
+    a.call(&["GET", "k1"]);
+    a.call(&["GET", "k2"]);
+    a.call(&["GET", "k3"]);
+    assert_eq!(a.call(&["CLIENT", "TRACKING", "OFF"]), simple("OK"));
+    // Redis keeps the keys (and the client's id on them) until they change.
+    assert_eq!(
+        counters(&mut admin),
+        ["tracking_total_keys:3", "tracking_total_items:3"]
+    );
+    // Tracking again: a key read before is still invalidated.
+    assert_eq!(a.call(&["CLIENT", "TRACKING", "ON"]), simple("OK"));
+    admin.call(&["SET", "k1", "x"]);
+    assert_eq!(a.read_frame(), invalidate(&["k1"]));
+    assert_eq!(
+        counters(&mut admin),
+        ["tracking_total_keys:2", "tracking_total_items:2"]
+    );
+    // Tracking again in BCAST mode: not told of keys read in default mode.
+    assert_eq!(a.call(&["CLIENT", "TRACKING", "OFF"]), simple("OK"));
+    assert_eq!(
+        a.call(&["CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "zz"]),
+        simple("OK")
+    );
+    admin.call(&["SET", "k2", "x"]);
+    assert_eq!(a.call(&["PING"]), simple("PONG"));
+    assert_eq!(
+        counters(&mut admin),
+        ["tracking_total_keys:1", "tracking_total_items:1"]
+    );
+    // Gone: its keys leave the table when they change, with no message.
+    drop(a);
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert_eq!(
+        counters(&mut admin),
+        ["tracking_total_keys:1", "tracking_total_items:1"]
+    );
+    admin.call(&["SET", "k3", "x"]);
+    assert_eq!(
+        counters(&mut admin),
+        ["tracking_total_keys:0", "tracking_total_items:0"]
+    );
+    // FLUSHALL empties the table even with nobody tracking.
+    let mut b = resp3(&s);
+    b.call(&["CLIENT", "TRACKING", "ON"]);
+    b.call(&["GET", "k4"]);
+    b.call(&["CLIENT", "TRACKING", "OFF"]);
+    assert_eq!(
+        counters(&mut admin),
+        ["tracking_total_keys:1", "tracking_total_items:1"]
+    );
+    admin.call(&["FLUSHALL"]);
+    assert_eq!(
+        counters(&mut admin),
+        ["tracking_total_keys:0", "tracking_total_items:0"]
+    );
+}

@@ -50,14 +50,29 @@ struct Tracker {
 
 #[derive(Default)]
 pub struct TrackingTable {
-    /// Default mode: key → ids of clients that may cache it.
+    /// Default mode: key → ids of clients that may cache it. As in Redis,
+    /// a key stays until it changes (or FLUSHDB/FLUSHALL, or the table
+    /// limit), even after its clients turned tracking off or went away:
+    /// a client that turns it on again is told of keys it read before.
     keys: Mutex<HashMap<Vec<u8>, HashSet<u64>>>,
+    /// Clients with tracking on.
     clients: Mutex<HashMap<u64, Tracker>>,
 }
 
 impl TrackingTable {
+    /// Whether changed keys must be looked at: a client tracks, or keys
+    /// read while tracking are still remembered.
     fn any(&self) -> bool {
-        !self.clients.lock().is_empty()
+        !self.clients.lock().is_empty() || !self.keys.lock().is_empty()
+    }
+
+    /// Stops collecting changed keys once nothing is tracked at all.
+    /// Called with the clients lock held, as `enable` turns collecting on
+    /// under it, so the two cannot cross.
+    fn stop_collecting_if_idle(&self, clients: &HashMap<u64, Tracker>) {
+        if clients.is_empty() && self.keys.lock().is_empty() {
+            crate::keyspace::events::set_tracking_on(false);
+        }
     }
 
     pub fn tracked_keys(&self) -> usize {
@@ -94,35 +109,28 @@ pub fn enable(srv: &ServerState, client: &mut Client, state: TrackingState) {
         bcast: state.bcast,
         prefixes: state.prefixes.clone(),
     };
-    srv.tracking.clients.lock().insert(client.id, tracker);
+    {
+        let mut clients = srv.tracking.clients.lock();
+        clients.insert(client.id, tracker);
+        crate::keyspace::events::set_tracking_on(true);
+    }
     client.tracking = state;
     client.tracking.on = true;
     client.info.redirect_broken.store(false, Relaxed);
     publish_info(client);
-    crate::keyspace::events::set_tracking_on(true);
 }
 
 /// Turns tracking off for a client (CLIENT TRACKING OFF, RESET, disconnect).
+/// The keys it read stay in the table, as in Redis.
 pub fn disable(srv: &ServerState, client: &mut Client) {
     if !client.tracking.on {
         return;
     }
     client.tracking = TrackingState::default();
-    let id = client.id;
-    let none_left = {
-        let mut clients = srv.tracking.clients.lock();
-        clients.remove(&id);
-        clients.is_empty()
-    };
     {
-        let mut keys = srv.tracking.keys.lock();
-        keys.retain(|_, ids| {
-            ids.remove(&id);
-            !ids.is_empty()
-        });
-    }
-    if none_left {
-        crate::keyspace::events::set_tracking_on(false);
+        let mut clients = srv.tracking.clients.lock();
+        clients.remove(&client.id);
+        srv.tracking.stop_collecting_if_idle(&clients);
     }
     publish_info(client);
 }
@@ -186,7 +194,7 @@ pub fn remember_keys(srv: &ServerState, client: &Client, keys: &[&[u8]]) {
         let clients = srv.tracking.clients.lock();
         for (key, ids) in &evicted {
             for id in ids {
-                if let Some(t) = clients.get(id) {
+                if let Some(t) = clients.get(id).filter(|t| !t.bcast) {
                     send(srv, t, Some(std::slice::from_ref(key)), 0, &mut None);
                 }
             }
@@ -301,8 +309,10 @@ fn invalidate(
     let clients = srv.tracking.clients.lock();
     for (key, ids) in &per_key {
         for id in ids {
+            // Gone, tracking off, or tracking again but in BCAST mode
+            // (which is told by prefix, below): no message.
             let Some(t) = clients.get(id) else { continue };
-            if t.noloop && by == Some(*id) {
+            if t.bcast || (t.noloop && by == Some(*id)) {
                 continue;
             }
             send(srv, t, Some(std::slice::from_ref(key)), me, own);
@@ -322,6 +332,7 @@ fn invalidate(
             }
         }
     }
+    srv.tracking.stop_collecting_if_idle(&clients);
 }
 
 /// FLUSHDB/FLUSHALL: every tracking client is told to drop everything.
@@ -335,6 +346,7 @@ pub fn invalidate_all(srv: &ServerState, by: u64, own: &mut ReplyBuf) {
     for t in clients.values() {
         send(srv, t, None, by, &mut own);
     }
+    srv.tracking.stop_collecting_if_idle(&clients);
 }
 
 /// Whether a client's redirect target has gone away.
