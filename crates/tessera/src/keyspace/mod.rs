@@ -252,9 +252,9 @@ impl Drop for HoldScope<'_> {
     fn drop(&mut self) {
         // Guards are dropped here, before the keyspace they borrow can go
         // (the scope borrows it).
-        let held = HELD.with(|h| std::mem::take(&mut *h.borrow_mut()));
+        // (Cleared in place: the next scope reuses the vector.)
+        HELD.with(|h| h.borrow_mut().clear());
         HOLDING.with(|h| h.set(false));
-        drop(held);
     }
 }
 
@@ -327,9 +327,10 @@ impl Keyspace {
     /// while waiting, like [`Keyspace::lock_keys`].
     pub fn hold(&self, idxs: &[usize]) -> HoldScope<'_> {
         let guards = self.acquire_all(idxs);
-        let held: Vec<HeldShard> = guards
-            .into_iter()
-            .map(|(idx, g)| HeldShard {
+        HELD.with(|h| {
+            let mut held = h.borrow_mut();
+            held.clear();
+            held.extend(guards.into_iter().map(|(idx, g)| HeldShard {
                 idx,
                 // SAFETY: the guard borrows `self`; the returned HoldScope
                 // borrows `self` too and drops every held guard in its
@@ -338,9 +339,8 @@ impl Keyspace {
                     std::mem::transmute::<MutexGuard<'_, Shard>, MutexGuard<'static, Shard>>(g)
                 },
                 in_use: Default::default(),
-            })
-            .collect();
-        HELD.with(|h| *h.borrow_mut() = held);
+            }));
+        });
         HOLDING.with(|h| h.set(true));
         HoldScope {
             _keyspace: PhantomData,
@@ -369,9 +369,9 @@ impl Keyspace {
     /// for alone, and the attempt starts over. Only scripts wait while
     /// holding shards (they are serialised by the script lock), so lock
     /// waits can never form a cycle.
-    fn acquire_all(&self, idxs: &[usize]) -> Vec<(usize, MutexGuard<'_, Shard>)> {
+    fn acquire_all(&self, idxs: &[usize]) -> SmallVec<[(usize, MutexGuard<'_, Shard>); 4]> {
         loop {
-            let mut guards = Vec::with_capacity(idxs.len());
+            let mut guards = SmallVec::with_capacity(idxs.len());
             let mut contended = None;
             for &i in idxs {
                 match self.shards[i].0.try_lock() {
