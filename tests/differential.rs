@@ -37,6 +37,8 @@ mod sets;
 mod streams;
 #[path = "differential/strings.rs"]
 mod strings;
+#[path = "differential/tracking.rs"]
+mod tracking;
 #[path = "differential/transactions.rs"]
 mod transactions;
 #[path = "differential/zsets.rs"]
@@ -120,4 +122,9 @@ fn transactions() {
 #[test]
 fn pubsub() {
     harness::run_family(&pubsub::FAMILY);
+}
+
+#[test]
+fn tracking() {
+    harness::run_family(&tracking::FAMILY);
 }

@@ -449,3 +449,57 @@ fn read_keys_stay_tracked_after_tracking_stops() {
         ["tracking_total_keys:0", "tracking_total_items:0"]
     );
 }
+
+#[test]
+fn details_the_differential_found() {
+    let s = TestServer::start();
+    let mut admin = s.raw();
+    // FLUSHALL's null is the tracking client's, not the receiver's: a RESP3 tracker
+    // redirecting to a RESP2 subscriber sends it a RESP3 null, a RESP2 tracker a nil.
+    let mut sub = s.raw();
+    let id = match sub.call(&["CLIENT", "ID"]) {
+        Frame::Integer(id) => id.to_string(),
+        other => panic!("CLIENT ID: {}", fmt_frame(&other)),
+    };
+    sub.call(&["SUBSCRIBE", "__redis__:invalidate"]);
+    let mut r3 = resp3(&s);
+    assert_eq!(
+        r3.call(&["CLIENT", "TRACKING", "ON", "REDIRECT", &id]),
+        simple("OK")
+    );
+    let mut r2 = s.raw();
+    assert_eq!(
+        r2.call(&["CLIENT", "TRACKING", "ON", "REDIRECT", &id]),
+        simple("OK")
+    );
+    admin.call(&["FLUSHALL"]);
+    let message =
+        |null: Frame| Frame::Array(vec![bulk("message"), bulk("__redis__:invalidate"), null]);
+    assert_eq!(sub.read_frame(), message(Frame::Null));
+    assert_eq!(sub.read_frame(), message(Frame::NullBulk));
+
+    // BCAST lists the changed keys sorted, each once.
+    let mut b = resp3(&s);
+    b.call(&["CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "p:"]);
+    admin.call(&["MSET", "p:b", "1", "p:a", "2", "p:b", "3", "x", "4"]);
+    assert_eq!(b.read_frame(), invalidate(&["p:a", "p:b"]));
+
+    // Turning tracking on again resets OPTIN/OPTOUT/NOLOOP to what the call says.
+    let mut c = resp3(&s);
+    c.call(&["CLIENT", "TRACKING", "ON", "OPTOUT"]);
+    assert_eq!(c.call(&["CLIENT", "CACHING", "no"]), simple("OK"));
+    c.call(&["CLIENT", "TRACKING", "ON"]);
+    assert_eq!(
+        c.call(&["CLIENT", "CACHING", "no"]),
+        error("ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.")
+    );
+
+    // An overlap with registered prefixes names the first of them in byte order.
+    let mut d = resp3(&s);
+    d.call(&["CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "q:"]);
+    d.call(&["CLIENT", "TRACKING", "ON", "BCAST"]);
+    assert_eq!(
+        d.call(&["CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "q:x"]),
+        error("ERR Prefix 'q:x' overlaps with an existing prefix ''. Prefixes for a single client must not overlap.")
+    );
+}

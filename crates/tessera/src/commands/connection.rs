@@ -397,7 +397,8 @@ fn client_tracking(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if cur.on && ((want.optin && cur.optout) || (want.optout && cur.optin)) {
         return Err(CmdError::msg("ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode."));
     }
-    // Prefixes must not overlap, among themselves or with earlier ones.
+    // Prefixes must not overlap, among themselves or with earlier ones
+    // (those are kept sorted, as Redis's radix tree walks them).
     let overlap = |a: &[u8], b: &[u8]| a.starts_with(b) || b.starts_with(a);
     for (j, p) in want.prefixes.iter().enumerate() {
         for q in &cur.prefixes {
@@ -424,17 +425,13 @@ fn client_tracking(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if want.bcast && want.prefixes.is_empty() {
         want.prefixes.push(Vec::new());
     }
+    // Tracking on again keeps the prefixes registered so far; every other
+    // option is what this call says (Redis's enableTracking resets them).
     if cur.on {
-        let mut merged = cur.prefixes.clone();
-        for p in want.prefixes.drain(..) {
-            if !merged.contains(&p) {
-                merged.push(p);
-            }
-        }
-        want.prefixes = merged;
-        want.optin |= cur.optin;
-        want.optout |= cur.optout;
+        want.prefixes.extend(cur.prefixes.iter().cloned());
     }
+    want.prefixes.sort();
+    want.prefixes.dedup();
     tracking::enable(ctx.srv, ctx.client, want);
     ctx.out.ok();
     Ok(())

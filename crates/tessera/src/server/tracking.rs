@@ -203,8 +203,11 @@ pub fn remember_keys(srv: &ServerState, client: &Client, keys: &[&[u8]]) {
 }
 
 /// Builds an invalidation message for `keys` (None: everything) in the
-/// receiver's protocol: a push, or a `__redis__:invalidate` message.
-fn build_message(out: &mut ReplyBuf, keys: Option<&[Vec<u8>]>) {
+/// receiver's protocol: a push, or a `__redis__:invalidate` message. The
+/// "everything" null is the tracking client's (`tracker_resp3`), not the
+/// receiver's, as Redis encodes it: a RESP3 client redirecting to a RESP2
+/// subscriber sends it a RESP3 null.
+fn build_message(out: &mut ReplyBuf, keys: Option<&[Vec<u8>]>, tracker_resp3: bool) {
     if out.resp3() {
         out.push(2);
         out.bulk(b"invalidate");
@@ -220,7 +223,8 @@ fn build_message(out: &mut ReplyBuf, keys: Option<&[Vec<u8>]>) {
                 out.bulk(k);
             }
         }
-        None => out.null_array(),
+        None if tracker_resp3 => out.raw(b"_\r\n"),
+        None => out.raw(b"$-1\r\n"),
     }
 }
 
@@ -255,18 +259,20 @@ fn send(
         None => tracker.info.clone(),
     };
     let resp3 = target.resp.load(Relaxed) == 3;
+    let tracker_resp3 = tracker.info.resp.load(Relaxed) == 3;
     if !resp3 && target.sub_counts[0].load(Relaxed) == 0 {
         // A RESP2 client can only receive them as pub/sub messages.
         return;
     }
     if target.id == me {
         if let Some(out) = own.as_deref_mut() {
-            build_message(out, keys);
+            build_message(out, keys, tracker_resp3);
             return;
         }
     }
-    srv.pubsub
-        .send_to(srv, &target, |out: &mut ReplyBuf| build_message(out, keys));
+    srv.pubsub.send_to(srv, &target, |out: &mut ReplyBuf| {
+        build_message(out, keys, tracker_resp3)
+    });
 }
 
 /// Sends the invalidations for `keys` that `client`'s command changed.
@@ -325,8 +331,12 @@ fn invalidate(
             continue;
         }
         for p in &t.prefixes {
-            let matching: Vec<Vec<u8>> =
+            // Sorted and once each, as Redis lists them (from a radix
+            // tree of the keys changed under the prefix).
+            let mut matching: Vec<Vec<u8>> =
                 keys.iter().filter(|k| k.starts_with(p)).cloned().collect();
+            matching.sort();
+            matching.dedup();
             if !matching.is_empty() {
                 send(srv, t, Some(&matching), me, own);
             }
@@ -343,8 +353,14 @@ pub fn invalidate_all(srv: &ServerState, by: u64, own: &mut ReplyBuf) {
     srv.tracking.keys.lock().clear();
     let clients = srv.tracking.clients.lock();
     let mut own = Some(own);
-    for t in clients.values() {
-        send(srv, t, None, by, &mut own);
+    // Oldest client first, as Redis walks its client list (two clients
+    // redirecting to one receiver each send their own null).
+    let mut ids: Vec<u64> = clients.keys().copied().collect();
+    ids.sort_unstable();
+    for id in ids {
+        if let Some(t) = clients.get(&id) {
+            send(srv, t, None, by, &mut own);
+        }
     }
     srv.tracking.stop_collecting_if_idle(&clients);
 }
