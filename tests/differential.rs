@@ -27,6 +27,8 @@ mod hll;
 mod keyspace;
 #[path = "differential/lists.rs"]
 mod lists;
+#[path = "differential/notifications.rs"]
+mod notifications;
 #[path = "differential/pubsub.rs"]
 mod pubsub;
 #[path = "differential/scripts.rs"]
@@ -122,6 +124,11 @@ fn transactions() {
 #[test]
 fn pubsub() {
     harness::run_family(&pubsub::FAMILY);
+}
+
+#[test]
+fn notifications() {
+    harness::run_family(&notifications::FAMILY);
 }
 
 #[test]

@@ -508,3 +508,16 @@ fn register_function_arguments_as_redis_reads_them() {
         error("ERR Error registering functions: ERR unknown flag given")
     );
 }
+
+#[test]
+fn keys_and_args_tables_are_laid_out_as_redis_builds_them() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    let lib = "#!lua name=holes\n\
+               redis.register_function('holes', function(keys, args) keys[2] = nil return #keys end)";
+    assert_eq!(c.call(&["FUNCTION", "LOAD", lib]), bulk("holes"));
+    assert_eq!(
+        c.call(&["FCALL", "holes", "3", "a", "b", "c"]),
+        Frame::Integer(1)
+    );
+}

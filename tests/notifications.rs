@@ -973,3 +973,39 @@ fn empty_store_deletes_an_expired_destination_with_del() {
         t.step(store, &["del k"]);
     }
 }
+
+/// Found by the notifications differential family.
+#[test]
+fn details_the_differential_found() {
+    // "EA" and "EAn" read back alike ("AE"), yet the second adds "new".
+    let mut t = Fixture::new("EA");
+    t.set_flags("EAn");
+    t.step(&["SET", "fresh", "1"], &["new fresh", "set fresh"]);
+    // XREAD looks every key up, then each again to read it.
+    t.set_flags("Em");
+    t.step(
+        &["XREAD", "STREAMS", "x1", "x2", "0", "0"],
+        &["keymiss x1", "keymiss x2", "keymiss x1", "keymiss x2"],
+    );
+    // XREADGROUP stops at the first key without the group: one lookup.
+    t.step(
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "c",
+            "STREAMS",
+            "x1",
+            "x2",
+            ">",
+            ">",
+        ],
+        &["keymiss x1"],
+    );
+    // XCLAIM and XAUTOCLAIM read the key, the latter before its arguments.
+    t.step(&["XCLAIM", "x1", "g", "c", "0", "0-1"], &["keymiss x1"]);
+    t.step(
+        &["XAUTOCLAIM", "x1", "g", "c", "notanumber", "0"],
+        &["keymiss x1"],
+    );
+}

@@ -1523,3 +1523,50 @@ fn every_run_gets_keys_and_argv_as_new_tables() {
         Frame::Array(vec![int(0), int(0)])
     );
 }
+
+#[test]
+fn keys_and_argv_are_laid_out_as_redis_builds_them() {
+    // `#` of a table with holes, and the order pairs() visits it in, depend
+    // on how its array part grew: Redis appends one element at a time.
+    let s = TestServer::start();
+    let mut c = s.raw();
+    assert_eq!(
+        eval(&mut c, "ARGV[2] = nil return #ARGV", &[], &["a", "b", "c"]),
+        int(1)
+    );
+    // Reshaped by one run, then the same again: the answers stay.
+    assert_eq!(
+        eval(&mut c, "ARGV.x = 1 return 0", &[], &["a", "b", "c"]),
+        int(0)
+    );
+    assert_eq!(
+        eval(&mut c, "ARGV[2] = nil return #ARGV", &[], &["a", "b", "c"]),
+        int(1)
+    );
+    let order = "for j = 1, 3 do ARGV['s'..j] = 1 end for j = 1, 3 do ARGV['s'..j] = nil end \
+                 ARGV[3] = 'x' ARGV[2] = 'x' return 1";
+    assert_eq!(eval(&mut c, order, &[], &["a"]), int(1));
+    assert_eq!(
+        eval(
+            &mut c,
+            "local r = {} for k in pairs(ARGV) do r[#r + 1] = k end return r",
+            &[],
+            &["a", "b", "c"]
+        ),
+        Frame::Array(vec![int(1), int(2), int(3)])
+    );
+    // pcall keeps every result, nils included.
+    assert_eq!(
+        eval(&mut c, "return select('#', pcall(error))", &[], &[]),
+        int(2)
+    );
+    assert_eq!(
+        eval(
+            &mut c,
+            "return select('#', pcall(function() return 1, nil, nil end))",
+            &[],
+            &[]
+        ),
+        int(4)
+    );
+}

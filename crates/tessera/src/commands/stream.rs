@@ -1047,15 +1047,17 @@ fn xread_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) -> CmdResult {
     let mut resolved: Vec<StreamId> = Vec::with_capacity(keys.len());
     let served = ka.with_keys(keys.iter().copied(), |db| -> Result<usize, CmdError> {
         // Validate everything first, key by key, as Redis does.
+        let mut found: smallvec::SmallVec<[bool; 4]> = smallvec::SmallVec::new();
         for (i, &key) in keys.iter().enumerate() {
-            // Redis looks each key up twice (to check it and its ID or
-            // group, then to read): two hits or misses, two keymiss events.
+            // Redis looks each key up here (to check it and its ID or
+            // group), and once more to read it if all are valid (below).
             // It serves a woken reader without counting again.
             let entry = if rerun {
                 db.get_write(key)
             } else {
-                db.get_read_counted_twice(key)
+                db.get_read(key)
             };
+            found.push(entry.is_some());
             let s = match as_stream(entry) {
                 Ok(s) => s,
                 Err(_) if rerun && xreadgroup => {
@@ -1099,6 +1101,11 @@ fn xread_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) -> CmdResult {
                 strict_id(a)?
             };
             resolved.push(id);
+        }
+        if !rerun {
+            for (&key, &was_found) in keys.iter().zip(&found) {
+                db.count_read_again(key, was_found);
+            }
         }
         let mut tmp = scratch(out);
         let mut served = 0;
@@ -1588,7 +1595,7 @@ fn xclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let now = ctx.now_ms;
     let (ka, out) = ctx.split();
     ka.with_key(key, |db| {
-        let s = as_stream(db.get_write(key))?;
+        let s = as_stream(db.get_read(key))?;
         let Some(s) = s.filter(|s| s.groups.contains_key(args[2])) else {
             return Err(nogroup_for_key(key, args[2]));
         };
@@ -1715,6 +1722,20 @@ fn xclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn xautoclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let key = args[1];
     let now = ctx.now_ms;
+    // Redis looks the key up before it reads the arguments: a bad argument
+    // still counts a hit or a miss (and notifies "keymiss").
+    let options = xautoclaim_options(args);
+    let (ka, out) = ctx.split();
+    ka.with_key(key, |db| {
+        let looked_up = as_stream(db.get_read(key)).map(|s| s.is_some());
+        let (minidle, start, count, justid) = options?;
+        looked_up?;
+        xautoclaim_in(db, key, args, now, (minidle, start, count, justid), out)
+    })
+}
+
+/// XAUTOCLAIM's min-idle-time, start, COUNT and JUSTID.
+fn xautoclaim_options(args: &[&[u8]]) -> Result<(i64, StreamId, i64, bool), CmdError> {
     let minidle = int(args[4])
         .map_err(|_| CmdError::msg("ERR Invalid min-idle-time argument for XAUTOCLAIM"))?
         .max(0);
@@ -1738,101 +1759,110 @@ fn xautoclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
         j += 1;
     }
-    let (ka, out) = ctx.split();
-    ka.with_key(key, |db| {
-        let s = as_stream(db.get_write(key))?;
-        let Some(s) = s.filter(|s| s.groups.contains_key(args[2])) else {
-            return Err(nogroup_for_key(key, args[2]));
+    Ok((minidle, start, count, justid))
+}
+
+/// XAUTOCLAIM on a key already looked up (and counted).
+fn xautoclaim_in(
+    db: &mut Db,
+    key: &[u8],
+    args: &[&[u8]],
+    now: i64,
+    (minidle, start, mut count, justid): (i64, StreamId, i64, bool),
+    out: &mut ReplyBuf,
+) -> CmdResult {
+    let s = as_stream(db.get_write(key))?;
+    let Some(s) = s.filter(|s| s.groups.contains_key(args[2])) else {
+        return Err(nogroup_for_key(key, args[2]));
+    };
+    let group = args[2];
+    let mut attempts = count * 10;
+    let mut consumer: Option<Arc<[u8]>> = None;
+    let mut created = false;
+    let mut tmp = scratch(out);
+    let mut n = 0;
+    let mut deleted = Vec::new();
+    let mut cursor = start;
+    let mut next: Option<StreamId> = None;
+    loop {
+        if attempts == 0 || count == 0 {
+            // The cursor is the next pending ID, if any.
+            next = s
+                .groups
+                .get(group)
+                .and_then(|g| g.pel.range(cursor..).next().map(|(id, _)| id));
+            break;
+        }
+        attempts -= 1;
+        let Some((id, t)) = s.groups.get(group).and_then(|g| {
+            g.pel
+                .range(cursor..)
+                .next()
+                .map(|(id, nk)| (id, nk.delivery_time))
+        }) else {
+            break;
         };
-        let group = args[2];
-        let mut attempts = count * 10;
-        let mut consumer: Option<Arc<[u8]>> = None;
-        let mut created = false;
-        let mut tmp = scratch(out);
-        let mut n = 0;
-        let mut deleted = Vec::new();
-        let mut cursor = start;
-        let mut next: Option<StreamId> = None;
-        loop {
-            if attempts == 0 || count == 0 {
-                // The cursor is the next pending ID, if any.
-                next = s
-                    .groups
-                    .get(group)
-                    .and_then(|g| g.pel.range(cursor..).next().map(|(id, _)| id));
-                break;
-            }
-            attempts -= 1;
-            let Some((id, t)) = s.groups.get(group).and_then(|g| {
-                g.pel
-                    .range(cursor..)
-                    .next()
-                    .map(|(id, nk)| (id, nk.delivery_time))
-            }) else {
-                break;
-            };
-            cursor = match id.incr() {
-                Some(c) => c,
-                None => StreamId::MAX,
-            };
-            let exists = s.exists(id);
-            let g = s.groups.get_mut(group).expect("group");
-            if !exists {
-                g.remove_nack(id);
-                deleted.push(id);
-                count -= 1;
-                if id == StreamId::MAX {
-                    break;
-                }
-                continue;
-            }
-            if minidle != 0 && now - t < minidle {
-                if id == StreamId::MAX {
-                    break;
-                }
-                continue;
-            }
-            let name = match &consumer {
-                Some(c) => c.clone(),
-                None => {
-                    let (c, made) = g.consumer_or_create(args[3], now);
-                    created |= made;
-                    if let Some(cc) = g.consumers.get_mut(&c) {
-                        cc.seen_time = now;
-                    }
-                    consumer = Some(c.clone());
-                    c
-                }
-            };
-            let dc = g.pel[&id].delivery_count;
-            g.assign(id, &name, now, if justid { dc } else { dc + 1 });
-            if justid {
-                reply_id(&mut tmp, id);
-            } else {
-                match s.get(id) {
-                    Some(e) => reply_entry(&mut tmp, &e),
-                    None => tmp.null(),
-                }
-            }
-            n += 1;
+        cursor = match id.incr() {
+            Some(c) => c,
+            None => StreamId::MAX,
+        };
+        let exists = s.exists(id);
+        let g = s.groups.get_mut(group).expect("group");
+        if !exists {
+            g.remove_nack(id);
+            deleted.push(id);
             count -= 1;
             if id == StreamId::MAX {
                 break;
             }
+            continue;
         }
-        out.array(3);
-        reply_id(out, next.unwrap_or(StreamId::MIN));
-        out.array(n);
-        out.raw(&tmp.buf);
-        out.array(deleted.len());
-        for id in deleted {
-            reply_id(out, id);
+        if minidle != 0 && now - t < minidle {
+            if id == StreamId::MAX {
+                break;
+            }
+            continue;
         }
-        if created {
-            db.notify(Class::STREAM, "xgroup-createconsumer", key);
+        let name = match &consumer {
+            Some(c) => c.clone(),
+            None => {
+                let (c, made) = g.consumer_or_create(args[3], now);
+                created |= made;
+                if let Some(cc) = g.consumers.get_mut(&c) {
+                    cc.seen_time = now;
+                }
+                consumer = Some(c.clone());
+                c
+            }
+        };
+        let dc = g.pel[&id].delivery_count;
+        g.assign(id, &name, now, if justid { dc } else { dc + 1 });
+        if justid {
+            reply_id(&mut tmp, id);
+        } else {
+            match s.get(id) {
+                Some(e) => reply_entry(&mut tmp, &e),
+                None => tmp.null(),
+            }
         }
-        Ok(())
-    })
+        n += 1;
+        count -= 1;
+        if id == StreamId::MAX {
+            break;
+        }
+    }
+    out.array(3);
+    reply_id(out, next.unwrap_or(StreamId::MIN));
+    out.array(n);
+    out.raw(&tmp.buf);
+    out.array(deleted.len());
+    for id in deleted {
+        reply_id(out, id);
+    }
+    if created {
+        db.notify(Class::STREAM, "xgroup-createconsumer", key);
+    }
+    Ok(())
 }
 
 // ---- XINFO --------------------------------------------------------------------------------

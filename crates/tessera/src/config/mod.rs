@@ -604,9 +604,13 @@ impl Config {
         let mut changed = Vec::new();
         for ((i, _, dname), v) in targets.iter().zip(values) {
             let before = self.render(*i);
+            let before_num = self.nums[*i].load(Ordering::Relaxed);
             old.push(self.snapshot(*i));
             self.store(*i, v);
-            if self.render(*i) != before {
+            // (Some values show less than they hold: notify-keyspace-events
+            // renders "EAn" as "AE", as Redis 7.0 does, yet the `n` class is
+            // set and must reach the server.)
+            if self.render(*i) != before || self.nums[*i].load(Ordering::Relaxed) != before_num {
                 changed.push((*i, *dname));
             }
         }

@@ -677,11 +677,19 @@ impl Db<'_, '_> {
         self.get_read_counted(key, 1)
     }
 
-    /// A read that Redis makes with two lookups of the key (XREAD and
-    /// XREADGROUP check each key, then read it): counted twice, looked up
-    /// once.
-    pub fn get_read_counted_twice(&mut self, key: &[u8]) -> Option<&mut Entry> {
-        self.get_read_counted(key, 2)
+    /// Counts a second read lookup of a key already looked up by this
+    /// command, found or not (XREAD and XREADGROUP check every key, then
+    /// look each up again to read it): a hit or a miss, and for a miss a
+    /// `keymiss` event, without probing the table again.
+    pub fn count_read_again(&mut self, key: &[u8], found: bool) {
+        let db = self.db;
+        let Shard { stats, .. } = self.locks.shard_for(key);
+        if found {
+            stats.keyspace_hits += 1;
+        } else {
+            stats.keyspace_misses += 1;
+            events::notify(events::Class::KEY_MISS, "keymiss", db, key);
+        }
     }
 
     #[inline]

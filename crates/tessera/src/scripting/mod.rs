@@ -269,10 +269,6 @@ pub struct Vm {
     /// [`run_protected`] as a Lua function, made once: `lua_cpcall` would
     /// allocate a closure for it on every run.
     run_protected: RegistryKey,
-    /// The KEYS and ARGV tables scripts get, refilled for every run (see
-    /// `refill_array`).
-    keys_table: RegistryKey,
-    argv_table: RegistryKey,
     /// The real globals (scripts see a read-only proxy).
     pub globals: Table,
     /// The read-only proxy used as every script's environment.
@@ -331,8 +327,10 @@ end
 -- (pcall hands scripts the bare message, as Redis 7.0 does.)
 -- (As Redis's pcall: an error table with a string (or number) `err` gives
 -- its text.)
+-- (Every result kept, nils too: pcall(error) gives false and nil.)
+local function pack(...) return {n = select('#', ...), ...} end
 pcall = function(f, ...)
-  local r = {orig_pcall(f, ...)}
+  local r = pack(orig_pcall(f, ...))
   if not r[1] then
     local v = error_value(r[2])
     if type(v) == 'table' then
@@ -340,7 +338,7 @@ pcall = function(f, ...)
       if type(e) == 'string' or type(e) == 'number' then r[2] = e end
     end
   end
-  return unpack(r, 1, table.maxn(r))
+  return unpack(r, 1, r.n)
 end
 
 -- Turns any error into an {err=...} table naming where it was raised, as
@@ -701,8 +699,6 @@ impl Vm {
             // (see its own comment).
             run_protected: lua
                 .create_registry_value(unsafe { lua.create_c_function(run_protected)? })?,
-            keys_table: lua.create_registry_value(lua.create_table()?)?,
-            argv_table: lua.create_registry_value(lua.create_table()?)?,
             globals,
             env,
             redis,
@@ -736,8 +732,6 @@ impl Vm {
         let mut run = ProtectedRun {
             function: f,
             handler: self.handler.id(),
-            keys_table: self.keys_table.id(),
-            argv_table: self.argv_table.id(),
             keys,
             argv,
             as_function,
@@ -775,10 +769,13 @@ impl Vm {
             });
             ffi::lua_settop(state, top);
             if run.panicked {
-                return Err("internal error running the script".to_string());
+                // A panic may have crossed Lua's own frames: this state is
+                // not trusted again (the next run builds a new one).
+                self.generation = u64::MAX;
+                return Err("ERR internal error running the script".to_string());
             }
             if let Some(text) = failure {
-                return Err(text);
+                return Err(format!("ERR {text}"));
             }
         }
         Ok(run.outcome)
@@ -994,7 +991,10 @@ thread_local! {
     };
 }
 
-/// Pushes a new table {items[1], items[2], ...}.
+/// Pushes a new table {items[1], items[2], ...}, grown one element at a
+/// time from an empty table as Redis builds KEYS and ARGV: the array part
+/// ends up sized as in Redis, which `#` of a table with holes, and the
+/// order `pairs` visits it in, depend on.
 ///
 /// # Safety
 /// Valid state.
@@ -1003,89 +1003,11 @@ unsafe fn new_array(state: *mut ffi::lua_State, items: &[&[u8]]) {
     // the new table has no metatable.
     unsafe {
         ffi::lua_checkstack(state, 2);
-        ffi::lua_createtable(state, c_int::try_from(items.len()).unwrap_or(0), 0);
+        ffi::lua_createtable(state, 0, 0);
         for (i, item) in items.iter().enumerate() {
             ffi::lua_pushlstring(state, item.as_ptr().cast(), item.len());
             ffi::lua_rawseti_(state, -2, c_int::try_from(i + 1).unwrap_or(c_int::MAX));
         }
-    }
-}
-
-/// Pushes the table kept in registry entry `slot`, holding exactly `items`
-/// as an array.
-///
-/// Redis gives every script run new KEYS and ARGV tables. A script (unlike
-/// a library function) has nowhere to keep a table past its run: globals
-/// and library tables are read-only, and `debug` is out of its reach. So a
-/// table it did not reshape (no metatable, no keys but 1..n) is one it
-/// cannot tell from a new one once refilled, and reusing it saves two
-/// tables' allocation and collection on every run. One it reshaped is
-/// replaced by a new table.
-///
-/// # Safety
-/// Valid state; `slot` a registry entry holding a table.
-unsafe fn refill_array(state: *mut ffi::lua_State, slot: c_int, items: &[&[u8]]) {
-    // SAFETY: caller contract; lua_checkstack makes room for the pushes,
-    // and only raw accesses are made (the table's metatable, if any, is
-    // never used: such a table is replaced).
-    unsafe {
-        ffi::lua_checkstack(state, 4);
-        ffi::lua_rawgeti(state, ffi::LUA_REGISTRYINDEX, slot.into());
-        let t = ffi::lua_gettop(state);
-        let old_len = match plain_array_len(state, t) {
-            Some(len) => len,
-            None => {
-                ffi::lua_settop(state, t - 1);
-                ffi::lua_createtable(state, c_int::try_from(items.len()).unwrap_or(0), 0);
-                ffi::lua_pushvalue(state, -1);
-                ffi::lua_rawseti_(state, ffi::LUA_REGISTRYINDEX, slot);
-                0
-            }
-        };
-        for (i, item) in items.iter().enumerate() {
-            ffi::lua_pushlstring(state, item.as_ptr().cast(), item.len());
-            ffi::lua_rawseti_(state, t, c_int::try_from(i + 1).unwrap_or(c_int::MAX));
-        }
-        for i in items.len() + 1..=old_len {
-            ffi::lua_pushnil(state);
-            ffi::lua_rawseti_(state, t, c_int::try_from(i).unwrap_or(c_int::MAX));
-        }
-    }
-}
-
-/// The length of the table at `t` if it is a plain array: no metatable,
-/// and its keys exactly the integers 1..n.
-///
-/// # Safety
-/// Valid state; `t` an absolute index.
-unsafe fn plain_array_len(state: *mut ffi::lua_State, t: c_int) -> Option<usize> {
-    // SAFETY: caller contract; the stack is left as found. lua_next is
-    // given only keys it returned, on a table not changed meanwhile.
-    unsafe {
-        if ffi::lua_type(state, t) != ffi::LUA_TTABLE {
-            return None;
-        }
-        if ffi::lua_getmetatable(state, t) != 0 {
-            ffi::lua_settop(state, t);
-            return None;
-        }
-        let len = ffi::lua_objlen(state, t);
-        let mut count = 0usize;
-        ffi::lua_pushnil(state);
-        while ffi::lua_next(state, t) != 0 {
-            ffi::lua_settop(state, t + 1);
-            let key = ffi::lua_tonumber(state, t + 1);
-            let integral = ffi::lua_type(state, t + 1) == ffi::LUA_TNUMBER
-                && key >= 1.0
-                && key <= len as f64
-                && key.fract() == 0.0;
-            if !integral {
-                ffi::lua_settop(state, t);
-                return None;
-            }
-            count += 1;
-        }
-        (count == len).then_some(len)
     }
 }
 
@@ -1116,9 +1038,6 @@ struct ProtectedRun<'a> {
     /// Registry entries of the function to run and of the error handler.
     function: c_int,
     handler: c_int,
-    /// Registry entries of the KEYS and ARGV tables of scripts.
-    keys_table: c_int,
-    argv_table: c_int,
     keys: &'a [&'a [u8]],
     argv: &'a [&'a [u8]],
     as_function: bool,
@@ -1160,15 +1079,8 @@ unsafe fn run_on_stack(state: *mut ffi::lua_State, run: &mut ProtectedRun) {
         ffi::lua_checkstack(state, 8);
         ffi::lua_rawgeti(state, ffi::LUA_REGISTRYINDEX, run.handler.into());
         ffi::lua_rawgeti(state, ffi::LUA_REGISTRYINDEX, run.function.into());
-        if run.as_function {
-            // A library function can keep the tables it is given (in an
-            // upvalue of its library): fresh ones every call.
-            new_array(state, run.keys);
-            new_array(state, run.argv);
-        } else {
-            refill_array(state, run.keys_table, run.keys);
-            refill_array(state, run.argv_table, run.argv);
-        }
+        new_array(state, run.keys);
+        new_array(state, run.argv);
         let nargs = if run.as_function {
             2
         } else {
@@ -1193,19 +1105,6 @@ unsafe fn run_on_stack(state: *mut ffi::lua_State, run: &mut ProtectedRun) {
             ffi::lua_pushnil(state);
             set_global(state, b"KEYS", -1);
             set_global(state, b"ARGV", -1);
-            // Big arguments are not kept alive by the tables until the
-            // next run: the tables themselves are let go.
-            let bytes: usize = run.keys.iter().chain(run.argv).map(|a| a.len()).sum();
-            if bytes > KEEP_ARGUMENTS_UP_TO {
-                for slot in [run.keys_table, run.argv_table] {
-                    ffi::lua_createtable(state, 0, 0);
-                    ffi::lua_rawseti_(state, ffi::LUA_REGISTRYINDEX, slot);
-                }
-            }
         }
     }
 }
-
-/// The most argument bytes the reused KEYS and ARGV tables may keep
-/// referenced between runs.
-const KEEP_ARGUMENTS_UP_TO: usize = 64 * 1024;

@@ -1,0 +1,205 @@
+//! The `notifications` family: keyspace and keyevent notifications of every command family.
+//! Per server, one RESP2 connection `PSUBSCRIBE`s `__key*__:*`; the main connection runs
+//! commands drawn from the other families' generators (strings, keyspace, expire, lists,
+//! zsets, hashes, sets, streams, geo, bitmaps, HyperLogLog) under `notify-keyspace-events`
+//! flags that change now and then (the `m` key-miss and `n` new-key classes included).
+//!
+//! After every command the subscriber is sent PING and the notifications it received before
+//! the PONG are compared, in order, with the command's reply. Commands whose reply is random
+//! (SPOP, SRANDMEMBER, RANDOMKEY, SCAN loops) are drawn again: their effects would make the two
+//! servers' data differ.
+//!
+//! `expired` events are left out: active expiry (not the command) deletes keys whose time has
+//! passed at moments of each server's own choosing. Lazy expiry's effects still show, in the
+//! replies and the events that follow.
+//!
+//! Every operation is a [`Cmp::Custom`] step; its arguments are `<mode> <command...>`, where
+//! mode says how the reply is compared: `=` exactly, `~` as an unordered array, `?` not at all
+//! (clock-dependent TTL replies), `CONFIG` sets the flags.
+
+use super::common::{fmt_frame, Frame, RawClient};
+use super::gen::*;
+use rand::rngs::StdRng;
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+pub const FAMILY: Family = Family {
+    name: "notifications",
+    gen,
+};
+
+/// The generators whose commands are run.
+const SOURCES: &[&Family] = &[
+    &super::strings::FAMILY,
+    &super::keyspace::FAMILY,
+    &super::expire::FAMILY,
+    &super::lists::FAMILY,
+    &super::zsets::FAMILY,
+    &super::hashes::FAMILY,
+    &super::sets::FAMILY,
+    &super::streams::FAMILY,
+    &super::geo::FAMILY,
+    &super::bitmaps::FAMILY,
+    &super::hll::FAMILY,
+];
+
+thread_local! {
+    /// The subscriber of the current run per side, keyed as in the pubsub family by the main
+    /// connection's local and server ports.
+    static SUBSCRIBERS: RefCell<HashMap<(u16, u16), RawClient>> = RefCell::new(HashMap::new());
+}
+
+fn key_of(c: &RawClient) -> (u16, u16) {
+    let local = c.stream().local_addr().map(|a| a.port()).unwrap_or(0);
+    let server = c.stream().peer_addr().map(|a| a.port()).unwrap_or(0);
+    (local, server)
+}
+
+fn with_subscriber<R>(
+    main: &mut RawClient,
+    f: impl FnOnce(&mut RawClient, &mut RawClient) -> R,
+) -> R {
+    let key = key_of(main);
+    SUBSCRIBERS.with(|s| {
+        let mut map = s.borrow_mut();
+        let sub = map.entry(key).or_insert_with(|| {
+            let everything = main.call(&["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
+            assert_eq!(everything, Frame::Simple(b"OK".to_vec()), "CONFIG SET");
+            let mut sub = RawClient::connect(key.1);
+            let reply = sub.call(&["PSUBSCRIBE", "__key*__:*"]);
+            assert!(
+                matches!(reply, Frame::Array(_)),
+                "PSUBSCRIBE: {}",
+                fmt_frame(&reply)
+            );
+            sub
+        });
+        f(sub, main)
+    })
+}
+
+/// The notifications received before the reply to a PING sent now, as `channel message`.
+fn drain(sub: &mut RawClient) -> Result<Vec<String>, String> {
+    sub.send(&["PING"]);
+    let mut got = Vec::new();
+    loop {
+        let f = sub
+            .try_read_frame()
+            .map_err(|e| e.to_string())?
+            .ok_or("closed")?;
+        match &f {
+            Frame::Array(v) if v.first() == Some(&Frame::Bulk(b"pong".to_vec())) => return Ok(got),
+            Frame::Array(v) if v.len() == 4 => {
+                let expired = Frame::Bulk(b"expired".to_vec());
+                let channel = fmt_frame(&v[2]);
+                if v[3] == expired || channel.ends_with("__:expired\"") {
+                    continue;
+                }
+                got.push(format!("{channel} {}", fmt_frame(&v[3])))
+            }
+            other => got.push(fmt_frame(other)),
+        }
+    }
+}
+
+fn sorted_reply(f: &Frame) -> String {
+    match f {
+        Frame::Array(items) | Frame::Set(items) => {
+            let mut v: Vec<String> = items.iter().map(fmt_frame).collect();
+            v.sort();
+            format!("[{}]", v.join(", "))
+        }
+        other => fmt_frame(other),
+    }
+}
+
+/// Runs one operation on one server; returns what to compare.
+fn run_side(args: &[Vec<u8>], main: &mut RawClient) -> Result<Vec<String>, String> {
+    with_subscriber(main, |sub, main| {
+        let mode = String::from_utf8_lossy(&args[0]).into_owned();
+        let argv: Vec<&[u8]> = args[1..].iter().map(|a| a.as_slice()).collect();
+        let reply = main.call(&argv);
+        if std::env::var("DIFF_TRACE").is_ok() {
+            let shown: Vec<String> = argv
+                .iter()
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            eprintln!("[notif] {} -> {}", shown.join(" "), fmt_frame(&reply));
+        }
+        let mut out = vec![match mode.as_str() {
+            "~" => sorted_reply(&reply),
+            "?" => "(reply not compared)".to_string(),
+            _ => fmt_frame(&reply),
+        }];
+        out.extend(drain(sub)?);
+        Ok(out)
+    })
+}
+
+fn check(
+    args: &[Vec<u8>],
+    reference: &mut RawClient,
+    target: &mut RawClient,
+) -> Result<(), (String, String)> {
+    let r = run_side(args, reference).unwrap_or_else(|e| panic!("reference redis-server: {e}"));
+    let t = run_side(args, target).map_err(|e| (r.join("\n"), format!("<{e}>")))?;
+    if r == t {
+        Ok(())
+    } else {
+        Err((r.join("\n"), t.join("\n")))
+    }
+}
+
+fn op(mode: &str, args: Vec<Vec<u8>>) -> Cmd {
+    let mut all = vec![mode.as_bytes().to_vec()];
+    all.extend(args);
+    Cmd {
+        args: all,
+        cmp: Cmp::Custom(check),
+        mutable: false,
+    }
+}
+
+/// A random `notify-keyspace-events` value.
+fn flags(rng: &mut StdRng) -> String {
+    let mut f = String::from(*pick(rng, &["K", "E", "KE"]));
+    if chance(rng, 0.4) {
+        f.push('A');
+    } else {
+        for c in "g$lshzxetd".chars() {
+            if chance(rng, 0.5) {
+                f.push(c);
+            }
+        }
+    }
+    for c in ['m', 'n'] {
+        if chance(rng, 0.3) {
+            f.push(c);
+        }
+    }
+    f
+}
+
+fn gen(rng: &mut StdRng, ctx: &Ctx) -> Cmd {
+    if chance(rng, 0.02) {
+        let f = flags(rng);
+        return op(
+            "=",
+            ["CONFIG", "SET", "notify-keyspace-events", f.as_str()]
+                .iter()
+                .map(|s| s.as_bytes().to_vec())
+                .collect(),
+        );
+    }
+    loop {
+        let source = pick(rng, SOURCES);
+        let c = (source.gen)(rng, ctx);
+        let mode = match c.cmp {
+            Cmp::Exact => "=",
+            Cmp::Unordered => "~",
+            Cmp::Approx(_) => "?",
+            _ => continue,
+        };
+        return op(mode, c.args);
+    }
+}
