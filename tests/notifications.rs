@@ -1008,4 +1008,19 @@ fn details_the_differential_found() {
         &["XAUTOCLAIM", "x1", "g", "c", "notanumber", "0"],
         &["keymiss x1"],
     );
+    // LCS looks both keys up before checking their types.
+    t.run(&["SADD", "set", "m"]);
+    t.step(&["LCS", "set", "nothere"], &["keymiss nothere"]);
+    // PSETEX, SETEX and MSET over a key whose time has passed: it is
+    // deleted as expired first, so the key is new.
+    t.set_flags("En");
+    for (i, cmd) in [["PSETEX", "100000"], ["SETEX", "100"]].iter().enumerate() {
+        let key = format!("old{i}");
+        t.run(&["SET", &key, "v", "PX", "1"]);
+        std::thread::sleep(Duration::from_millis(20));
+        t.step(&[cmd[0], &key, cmd[1], "w"], &[&format!("new {key}")]);
+    }
+    t.run(&["SET", "old2", "v", "PX", "1"]);
+    std::thread::sleep(Duration::from_millis(20));
+    t.step(&["MSET", "old2", "w"], &["new old2"]);
 }

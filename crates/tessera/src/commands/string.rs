@@ -460,7 +460,13 @@ fn set_with_ttl(ctx: &mut Ctx, args: &[&[u8]], kind: ExpireArg, name: &str) -> C
     let at = expire_at_ms(kind, args[2], ctx.now_ms, name)?;
     ctx.with_key(key, |db| {
         let e = db.new_entry(Value::Str(StrValue::from_bytes(val)));
-        db.table(key).insert_expiring(key, e, at);
+        // One probe when the key is live or absent; an expired old key is
+        // reported expired first, then the key is new (as Redis's setKey).
+        let now = db.now_ms;
+        if let Err(e) = db.table(key).overwrite(key, e, at, now) {
+            db.get_write(key);
+            db.table(key).insert_expiring(key, e, at);
+        }
         db.changed(key, Class::STRING, "set");
         db.notify(Class::GENERIC, "expire", key);
     });
@@ -818,8 +824,11 @@ fn setrange(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn lcs(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (ka, kb) = (args[1], args[2]);
     let (a, b) = ctx.with_keys([ka, kb], |db| -> Result<(Vec<u8>, Vec<u8>), CmdError> {
-        let a = lcs_operand(db, ka)?;
-        let b = lcs_operand(db, kb)?;
+        // Both keys are looked up before either's type is checked, as
+        // Redis does (a miss on the second still counts and notifies).
+        let a = lcs_operand(db, ka);
+        let b = lcs_operand(db, kb);
+        let (a, b) = (a?, b?);
         Ok((a.unwrap_or_default(), b.unwrap_or_default()))
     })?;
     let mut idx = false;

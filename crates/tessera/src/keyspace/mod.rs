@@ -777,10 +777,19 @@ impl Db<'_, '_> {
         Entry::new(value, self.touch)
     }
 
-    /// Stores `value` under `key` with no TTL, replacing any old value.
+    /// Stores `value` under `key` with no TTL, replacing any old value. An
+    /// old key whose time has passed is reported expired first, and the
+    /// key is then new (Redis's setKey looks the key up for writing).
     pub fn set(&mut self, key: &[u8], value: crate::types::Value) -> Option<Entry> {
         let e = self.new_entry(value);
-        self.table(key).insert(key, e)
+        let now = self.now_ms;
+        match self.table(key).overwrite(key, e, 0, now) {
+            Ok(old) => old,
+            Err(e) => {
+                self.get_write(key);
+                self.table(key).insert(key, e)
+            }
+        }
     }
 
     /// Publishes a keyspace notification for `key` in this database
