@@ -503,3 +503,54 @@ fn details_the_differential_found() {
         error("ERR Prefix 'q:x' overlaps with an existing prefix ''. Prefixes for a single client must not overlap.")
     );
 }
+
+#[test]
+fn redirected_messages_reach_an_idle_resp3_client_in_redis_order() {
+    let s = TestServer::start();
+    let mut admin = s.raw();
+    // An idle RESP3 client (neither tracking nor subscribed) that another
+    // client redirects to gets the invalidation without sending anything.
+    let mut target = resp3(&s);
+    let id = match target.call(&["CLIENT", "ID"]) {
+        Frame::Integer(id) => id.to_string(),
+        other => panic!("CLIENT ID: {}", fmt_frame(&other)),
+    };
+    let mut tracker = s.raw();
+    tracker.call(&["CLIENT", "TRACKING", "ON", "REDIRECT", &id]);
+    tracker.call(&["GET", "a"]);
+    admin.call(&["SET", "a", "1"]);
+    target.set_timeout(std::time::Duration::from_secs(10));
+    assert_eq!(target.read_frame(), invalidate(&["a"]));
+
+    // Two BCAST trackers redirecting to one subscriber: prefix by prefix.
+    let mut sub = s.raw();
+    let sub_id = match sub.call(&["CLIENT", "ID"]) {
+        Frame::Integer(id) => id.to_string(),
+        other => panic!("CLIENT ID: {}", fmt_frame(&other)),
+    };
+    sub.call(&["SUBSCRIBE", "__redis__:invalidate"]);
+    let mut pb = s.raw();
+    pb.call(&[
+        "CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "b", "REDIRECT", &sub_id,
+    ]);
+    let mut pa = s.raw();
+    pa.call(&[
+        "CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "a", "REDIRECT", &sub_id,
+    ]);
+    admin.call(&["MSET", "ax", "1", "bx", "2"]);
+    let message =
+        |keys: Frame| Frame::Array(vec![bulk("message"), bulk("__redis__:invalidate"), keys]);
+    assert_eq!(sub.read_frame(), message(Frame::Array(vec![bulk("ax")])));
+    assert_eq!(sub.read_frame(), message(Frame::Array(vec![bulk("bx")])));
+
+    // A tracker that flushes sends its own null last.
+    pa.call(&["CLIENT", "TRACKING", "OFF"]);
+    pb.call(&["CLIENT", "TRACKING", "OFF"]);
+    let mut older = s.raw();
+    older.call(&["CLIENT", "TRACKING", "ON", "REDIRECT", &sub_id]);
+    let mut younger = resp3(&s);
+    younger.call(&["CLIENT", "TRACKING", "ON", "REDIRECT", &sub_id]);
+    older.call(&["FLUSHALL"]);
+    assert_eq!(sub.read_frame(), message(Frame::Null));
+    assert_eq!(sub.read_frame(), message(Frame::NullBulk));
+}

@@ -117,6 +117,14 @@ impl Client {
         !self.subs.is_empty() || self.tracking.on || self.monitoring
     }
 
+    /// Whether messages may be queued for this client at any moment: the
+    /// above, or any RESP3 client (another client's tracking may redirect
+    /// its invalidations here). Such a client is woken to send them, and
+    /// they go out before the reply to its next command, as in Redis.
+    pub fn may_be_pushed_to(&self) -> bool {
+        self.receives_pushes() || self.info.resp.load(Relaxed) == 3
+    }
+
     /// RESP2 subscribed mode: only (un)subscribe, PING, QUIT, RESET.
     pub fn in_resp2_pubsub_mode(&self, resp3: bool) -> bool {
         !resp3 && !self.subs.is_empty()

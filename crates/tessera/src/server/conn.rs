@@ -118,7 +118,7 @@ async fn run(
         }
         // Subscribers and monitors time out only as Redis's do: never
         // (tracking clients do time out).
-        let pushes = client.receives_pushes();
+        let pushes = client.may_be_pushed_to();
         let idle = if client.subs.is_empty() && !client.monitoring {
             srv.config.timeout_secs()
         } else {
@@ -285,7 +285,7 @@ async fn process_buffer(
             if pause_in_effect(srv) && pause_applies(srv, client, &args) {
                 wait_if_paused(srv, &client.info).await;
             }
-            if client.receives_pushes() {
+            if client.may_be_pushed_to() {
                 // Messages published before this command was read go
                 // out before its reply (an UNSUBSCRIBE's included).
                 take_outbox(client, out);

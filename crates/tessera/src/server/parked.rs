@@ -298,7 +298,7 @@ fn run_while_busy(srv: &ServerState, state: &mut ConnState) {
                 // Parsed again, from the same bytes, by the task.
                 break;
             }
-            if client.receives_pushes() {
+            if client.may_be_pushed_to() {
                 take_outbox(client, out);
             }
             dispatch::execute(srv, client, out, &args);

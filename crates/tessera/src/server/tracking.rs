@@ -325,21 +325,23 @@ fn invalidate(
         }
     }
     // BCAST: every changed key matching a registered prefix, one message
-    // per prefix.
-    for (id, t) in clients.iter() {
-        if !t.bcast || (t.noloop && by == Some(*id)) {
-            continue;
-        }
-        for p in &t.prefixes {
-            // Sorted and once each, as Redis lists them (from a radix
-            // tree of the keys changed under the prefix).
-            let mut matching: Vec<Vec<u8>> =
-                keys.iter().filter(|k| k.starts_with(p)).cloned().collect();
-            matching.sort();
-            matching.dedup();
-            if !matching.is_empty() {
-                send(srv, t, Some(&matching), me, own);
-            }
+    // per prefix, prefix by prefix in byte order as Redis walks them (then
+    // oldest client first).
+    let mut bcast: Vec<(&[u8], u64, &Tracker)> = clients
+        .iter()
+        .filter(|(id, t)| t.bcast && !(t.noloop && by == Some(**id)))
+        .flat_map(|(id, t)| t.prefixes.iter().map(move |p| (p.as_slice(), *id, t)))
+        .collect();
+    bcast.sort_unstable_by_key(|&(p, id, _)| (p, id));
+    for (p, _, t) in bcast {
+        // Sorted and once each, as Redis lists them (from a radix tree of
+        // the keys changed under the prefix).
+        let mut matching: Vec<Vec<u8>> =
+            keys.iter().filter(|k| k.starts_with(p)).cloned().collect();
+        matching.sort();
+        matching.dedup();
+        if !matching.is_empty() {
+            send(srv, t, Some(&matching), me, own);
         }
     }
     srv.tracking.stop_collecting_if_idle(&clients);
@@ -354,9 +356,11 @@ pub fn invalidate_all(srv: &ServerState, by: u64, own: &mut ReplyBuf) {
     let clients = srv.tracking.clients.lock();
     let mut own = Some(own);
     // Oldest client first, as Redis walks its client list (two clients
-    // redirecting to one receiver each send their own null).
+    // redirecting to one receiver each send their own null); the client
+    // that flushed last, as Redis holds its own message back until its
+    // command is done.
     let mut ids: Vec<u64> = clients.keys().copied().collect();
-    ids.sort_unstable();
+    ids.sort_unstable_by_key(|&id| (id == by, id));
     for id in ids {
         if let Some(t) = clients.get(&id) {
             send(srv, t, None, by, &mut own);
