@@ -548,8 +548,7 @@ pub unsafe fn arm_timeout_hook(
 ///
 /// It raises only in the script's own code: the prelude's wrappers (pcall,
 /// loadstring, the runner FUNCTION LOAD uses) stand where Redis has C
-/// functions, and
-/// an error raised there would escape the error handler.
+/// functions, and an error raised there would escape the error handler.
 unsafe extern "C-unwind" fn timeout_hook(
     state: *mut mlua::ffi::lua_State,
     ar: *mut mlua::ffi::lua_Debug,
