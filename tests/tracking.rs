@@ -17,6 +17,14 @@ fn invalidate(keys: &[&str]) -> Frame {
     ])
 }
 
+/// A connection's CLIENT ID, as REDIRECT takes it.
+fn client_id(c: &mut RawClient) -> String {
+    match c.call(&["CLIENT", "ID"]) {
+        Frame::Integer(id) => id.to_string(),
+        other => panic!("CLIENT ID: {}", fmt_frame(&other)),
+    }
+}
+
 fn resp3(s: &TestServer) -> RawClient {
     let mut c = s.raw();
     assert!(matches!(c.call(&["HELLO", "3"]), Frame::Map(_)));
@@ -457,10 +465,7 @@ fn details_the_differential_found() {
     // FLUSHALL's null is the tracking client's, not the receiver's: a RESP3 tracker
     // redirecting to a RESP2 subscriber sends it a RESP3 null, a RESP2 tracker a nil.
     let mut sub = s.raw();
-    let id = match sub.call(&["CLIENT", "ID"]) {
-        Frame::Integer(id) => id.to_string(),
-        other => panic!("CLIENT ID: {}", fmt_frame(&other)),
-    };
+    let id = client_id(&mut sub);
     sub.call(&["SUBSCRIBE", "__redis__:invalidate"]);
     let mut r3 = resp3(&s);
     assert_eq!(
@@ -511,10 +516,7 @@ fn redirected_messages_reach_an_idle_resp3_client_in_redis_order() {
     // An idle RESP3 client (neither tracking nor subscribed) that another
     // client redirects to gets the invalidation without sending anything.
     let mut target = resp3(&s);
-    let id = match target.call(&["CLIENT", "ID"]) {
-        Frame::Integer(id) => id.to_string(),
-        other => panic!("CLIENT ID: {}", fmt_frame(&other)),
-    };
+    let id = client_id(&mut target);
     let mut tracker = s.raw();
     tracker.call(&["CLIENT", "TRACKING", "ON", "REDIRECT", &id]);
     tracker.call(&["GET", "a"]);
@@ -524,10 +526,7 @@ fn redirected_messages_reach_an_idle_resp3_client_in_redis_order() {
 
     // Two BCAST trackers redirecting to one subscriber: prefix by prefix.
     let mut sub = s.raw();
-    let sub_id = match sub.call(&["CLIENT", "ID"]) {
-        Frame::Integer(id) => id.to_string(),
-        other => panic!("CLIENT ID: {}", fmt_frame(&other)),
-    };
+    let sub_id = client_id(&mut sub);
     sub.call(&["SUBSCRIBE", "__redis__:invalidate"]);
     let mut pb = s.raw();
     pb.call(&[

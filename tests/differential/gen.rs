@@ -446,3 +446,57 @@ pub fn mutate(rng: &mut StdRng, cmd: &mut Cmd) {
         _ => cmd.args.push(junk(rng)),
     }
 }
+
+/// For families that keep extra connections per server (subscribers, trackers): a key naming
+/// one side of one run, from the main connection's local and server ports (Linux may give
+/// connections to the two servers the same local port, so that alone could mix them up).
+pub fn side_key(main: &super::common::RawClient) -> (u16, u16) {
+    let local = main.stream().local_addr().map(|a| a.port()).unwrap_or(0);
+    let server = main.stream().peer_addr().map(|a| a.port()).unwrap_or(0);
+    (local, server)
+}
+
+/// One server's part of a [`compare_sides`] step: what to compare, or why it could not run.
+pub type SideRun = fn(&[Vec<u8>], &mut super::common::RawClient) -> Result<Vec<String>, String>;
+
+/// A [`Cmp::Custom`] step that runs `run_side` on the reference, then on the target, and
+/// compares what each returned.
+pub fn compare_sides(
+    args: &[Vec<u8>],
+    reference: &mut super::common::RawClient,
+    target: &mut super::common::RawClient,
+    run_side: SideRun,
+) -> Result<(), (String, String)> {
+    let r = run_side(args, reference).unwrap_or_else(|e| panic!("reference redis-server: {e}"));
+    let t = run_side(args, target).map_err(|e| (r.join("\n"), format!("<{e}>")))?;
+    if r == t {
+        Ok(())
+    } else {
+        Err((r.join("\n"), t.join("\n")))
+    }
+}
+
+/// Sends PING and returns the frames that arrive before its reply: the messages queued for the
+/// connection so far (a subscribed RESP2 connection answers `["pong", ""]`).
+pub fn frames_before_pong(
+    conn: &mut super::common::RawClient,
+) -> Result<Vec<super::common::Frame>, String> {
+    use super::common::Frame;
+    conn.send(&["PING"]);
+    let mut got = Vec::new();
+    loop {
+        let f = conn
+            .try_read_frame()
+            .map_err(|e| e.to_string())?
+            .ok_or("closed")?;
+        let pong = match &f {
+            Frame::Simple(s) => s == b"PONG",
+            Frame::Array(v) => v.first() == Some(&Frame::Bulk(b"pong".to_vec())),
+            _ => false,
+        };
+        if pong {
+            return Ok(got);
+        }
+        got.push(f);
+    }
+}

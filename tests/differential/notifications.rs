@@ -46,22 +46,16 @@ const SOURCES: &[&Family] = &[
 ];
 
 thread_local! {
-    /// The subscriber of the current run per side, keyed as in the pubsub family by the main
-    /// connection's local and server ports.
+    /// The subscriber of the current run per side, keyed by `side_key` of the main
+    /// connection.
     static SUBSCRIBERS: RefCell<HashMap<(u16, u16), RawClient>> = RefCell::new(HashMap::new());
-}
-
-fn key_of(c: &RawClient) -> (u16, u16) {
-    let local = c.stream().local_addr().map(|a| a.port()).unwrap_or(0);
-    let server = c.stream().peer_addr().map(|a| a.port()).unwrap_or(0);
-    (local, server)
 }
 
 fn with_subscriber<R>(
     main: &mut RawClient,
     f: impl FnOnce(&mut RawClient, &mut RawClient) -> R,
 ) -> R {
-    let key = key_of(main);
+    let key = side_key(main);
     SUBSCRIBERS.with(|s| {
         let mut map = s.borrow_mut();
         let sub = map.entry(key).or_insert_with(|| {
@@ -80,28 +74,23 @@ fn with_subscriber<R>(
     })
 }
 
-/// The notifications received before the reply to a PING sent now, as `channel message`.
+/// The notifications received before the reply to a PING sent now, as `channel message`
+/// (`expired` ones left out, see above).
 fn drain(sub: &mut RawClient) -> Result<Vec<String>, String> {
-    sub.send(&["PING"]);
+    let expired = Frame::Bulk(b"expired".to_vec());
     let mut got = Vec::new();
-    loop {
-        let f = sub
-            .try_read_frame()
-            .map_err(|e| e.to_string())?
-            .ok_or("closed")?;
+    for f in frames_before_pong(sub)? {
         match &f {
-            Frame::Array(v) if v.first() == Some(&Frame::Bulk(b"pong".to_vec())) => return Ok(got),
             Frame::Array(v) if v.len() == 4 => {
-                let expired = Frame::Bulk(b"expired".to_vec());
                 let channel = fmt_frame(&v[2]);
-                if v[3] == expired || channel.ends_with("__:expired\"") {
-                    continue;
+                if v[3] != expired && !channel.ends_with("__:expired\"") {
+                    got.push(format!("{channel} {}", fmt_frame(&v[3])));
                 }
-                got.push(format!("{channel} {}", fmt_frame(&v[3])))
             }
             other => got.push(fmt_frame(other)),
         }
     }
+    Ok(got)
 }
 
 fn sorted_reply(f: &Frame) -> String {
@@ -151,13 +140,7 @@ fn check(
     reference: &mut RawClient,
     target: &mut RawClient,
 ) -> Result<(), (String, String)> {
-    let r = run_side(args, reference).unwrap_or_else(|e| panic!("reference redis-server: {e}"));
-    let t = run_side(args, target).map_err(|e| (r.join("\n"), format!("<{e}>")))?;
-    if r == t {
-        Ok(())
-    } else {
-        Err((r.join("\n"), t.join("\n")))
-    }
+    compare_sides(args, reference, target, run_side)
 }
 
 fn op(mode: &str, args: Vec<Vec<u8>>) -> Cmd {

@@ -48,20 +48,12 @@ struct Side {
 }
 
 thread_local! {
-    /// Subscriber connections of the current run, keyed by the main connection's local and
-    /// server ports (unique per run and side: Linux may give connections to the two servers
-    /// the same local port, so the local port alone can mix the sides up).
+    /// Subscriber connections of the current run, keyed by `side_key` of the main connection.
     static SIDES: RefCell<HashMap<(u16, u16), Side>> = RefCell::new(HashMap::new());
 }
 
-fn key_of(c: &RawClient) -> (u16, u16) {
-    let local = c.stream().local_addr().map(|a| a.port()).unwrap_or(0);
-    let server = c.stream().peer_addr().map(|a| a.port()).unwrap_or(0);
-    (local, server)
-}
-
 fn with_side<R>(main: &mut RawClient, f: impl FnOnce(&mut Side, &mut RawClient) -> R) -> R {
-    let key = key_of(main);
+    let key = side_key(main);
     let port = key.1;
     SIDES.with(|s| {
         let mut map = s.borrow_mut();
@@ -230,13 +222,7 @@ fn check(
     reference: &mut RawClient,
     target: &mut RawClient,
 ) -> Result<(), (String, String)> {
-    let r = run_side(args, reference).unwrap_or_else(|e| panic!("reference redis-server: {e}"));
-    let t = run_side(args, target).map_err(|e| (r.join("\n"), format!("<{e}>")))?;
-    if r == t {
-        Ok(())
-    } else {
-        Err((r.join("\n"), t.join("\n")))
-    }
+    compare_sides(args, reference, target, run_side)
 }
 
 fn op(args: Vec<String>) -> Cmd {

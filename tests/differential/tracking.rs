@@ -36,15 +36,8 @@ struct Side {
 }
 
 thread_local! {
-    /// Connections of the current run, keyed as in the pubsub family by the main connection's
-    /// local and server ports.
+    /// Connections of the current run, keyed by `side_key` of the main connection.
     static SIDES: RefCell<HashMap<(u16, u16), Side>> = RefCell::new(HashMap::new());
-}
-
-fn key_of(c: &RawClient) -> (u16, u16) {
-    let local = c.stream().local_addr().map(|a| a.port()).unwrap_or(0);
-    let server = c.stream().peer_addr().map(|a| a.port()).unwrap_or(0);
-    (local, server)
 }
 
 fn resp3_client(port: u16) -> RawClient {
@@ -59,7 +52,7 @@ fn resp3_client(port: u16) -> RawClient {
 }
 
 fn with_side<R>(main: &mut RawClient, f: impl FnOnce(&mut Side, &mut RawClient) -> R) -> R {
-    let key = key_of(main);
+    let key = side_key(main);
     let port = key.1;
     SIDES.with(|s| {
         let mut map = s.borrow_mut();
@@ -89,28 +82,6 @@ fn with_side<R>(main: &mut RawClient, f: impl FnOnce(&mut Side, &mut RawClient) 
     })
 }
 
-/// The frames a connection received before the reply to a PING sent now.
-fn drain(conn: &mut RawClient) -> Result<Vec<String>, String> {
-    conn.send(&["PING"]);
-    let mut got = Vec::new();
-    loop {
-        let f = conn
-            .try_read_frame()
-            .map_err(|e| e.to_string())?
-            .ok_or("closed")?;
-        let pong = match &f {
-            Frame::Simple(s) => s == b"PONG",
-            // A subscribed RESP2 connection answers ["pong", ""].
-            Frame::Array(v) => v.first() == Some(&Frame::Bulk(b"pong".to_vec())),
-            _ => false,
-        };
-        if pong {
-            return Ok(got);
-        }
-        got.push(fmt_frame(&f));
-    }
-}
-
 /// INFO's tracking counters.
 fn counters(main: &mut RawClient) -> String {
     let mut out = Vec::new();
@@ -137,7 +108,7 @@ fn run_side(args: &[Vec<u8>], main: &mut RawClient) -> Result<Vec<String>, Strin
         if text[0] == "T" {
             let i: usize = text[1].parse().unwrap_or(0);
             if text[2] == "QUIT" {
-                let port = key_of(main).1;
+                let port = side_key(main).1;
                 side.conns[i] = if i == 3 {
                     RawClient::connect(port)
                 } else {
@@ -164,7 +135,8 @@ fn run_side(args: &[Vec<u8>], main: &mut RawClient) -> Result<Vec<String>, Strin
             out.push(fmt_frame(&main.call(&argv)));
         }
         for (i, conn) in side.conns.iter_mut().enumerate() {
-            out.push(format!("connection {i}: {}", drain(conn)?.join(" | ")));
+            let frames: Vec<String> = frames_before_pong(conn)?.iter().map(fmt_frame).collect();
+            out.push(format!("connection {i}: {}", frames.join(" | ")));
         }
         Ok(out)
     })
@@ -175,13 +147,7 @@ fn check(
     reference: &mut RawClient,
     target: &mut RawClient,
 ) -> Result<(), (String, String)> {
-    let r = run_side(args, reference).unwrap_or_else(|e| panic!("reference redis-server: {e}"));
-    let t = run_side(args, target).map_err(|e| (r.join("\n"), format!("<{e}>")))?;
-    if r == t {
-        Ok(())
-    } else {
-        Err((r.join("\n"), t.join("\n")))
-    }
+    compare_sides(args, reference, target, run_side)
 }
 
 fn op(args: Vec<String>) -> Cmd {

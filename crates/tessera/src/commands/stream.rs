@@ -1590,6 +1590,19 @@ fn xpending(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     })
 }
 
+/// One claimed entry of XCLAIM/XAUTOCLAIM: its ID (JUSTID), or the entry
+/// (nil if it was deleted).
+fn reply_claimed(out: &mut ReplyBuf, s: &StreamValue, id: StreamId, justid: bool) {
+    if justid {
+        reply_id(out, id);
+    } else {
+        match s.get(id) {
+            Some(e) => reply_entry(out, &e),
+            None => out.null(),
+        }
+    }
+}
+
 fn xclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let key = args[1];
     let now = ctx.now_ms;
@@ -1700,14 +1713,7 @@ fn xclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             if let Some(c) = g.consumers.get_mut(&name) {
                 c.seen_time = now;
             }
-            if justid {
-                reply_id(&mut tmp, id);
-            } else {
-                match s.get(id) {
-                    Some(e) => reply_entry(&mut tmp, &e),
-                    None => tmp.null(),
-                }
-            }
+            reply_claimed(&mut tmp, s, id, justid);
             n += 1;
         }
         out.array(n);
@@ -1837,14 +1843,7 @@ fn xautoclaim_in(
         };
         let dc = g.pel[&id].delivery_count;
         g.assign(id, &name, now, if justid { dc } else { dc + 1 });
-        if justid {
-            reply_id(&mut tmp, id);
-        } else {
-            match s.get(id) {
-                Some(e) => reply_entry(&mut tmp, &e),
-                None => tmp.null(),
-            }
-        }
+        reply_claimed(&mut tmp, s, id, justid);
         n += 1;
         count -= 1;
         if id == StreamId::MAX {

@@ -717,10 +717,11 @@ impl Vm {
     /// its text.
     ///
     /// Done on the raw Lua stack, as Redis does it: one protected call of a
-    /// C function ([`run_protected`]) that builds KEYS and ARGV and calls the function with
-    /// `lua_pcall` and the handler. Per-call mlua values (registry handles,
-    /// its own protected-call wrapper, a Lua-side runner) cost more than
-    /// the rest of a short script (docs/benchmarks.md, EVALSHA).
+    /// C function ([`run_protected`]) that builds KEYS and ARGV and calls
+    /// the function with `lua_pcall` and the handler. Per-call mlua values
+    /// (registry handles, its own protected-call wrapper, a Lua-side
+    /// runner) cost more than the rest of a short script
+    /// (docs/benchmarks.md, EVALSHA).
     pub fn run_with_args(
         &mut self,
         f: c_int,
