@@ -629,15 +629,16 @@ pub fn run_function(
     } else {
         Some(lock_scripts_or_busy(srv)?)
     };
-    let mut idxs: SmallVec<[usize; 4]> = keys.iter().map(|k| shard_of(k)).collect();
-    idxs.sort_unstable();
-    idxs.dedup();
     let _held = if in_exec {
         None
     } else {
+        let shards: SmallVec<[usize; 4]> = keys.iter().map(|k| shard_of(k)).collect();
+        let mut idxs = shards.clone();
+        idxs.sort_unstable();
+        idxs.dedup();
         let held = srv.keyspace.hold(&idxs);
-        srv.keyspace
-            .prefetch_held(ctx.client.db, &keys[..keys.len().min(8)]);
+        let declared = keys.iter().copied().zip(shards.iter().copied());
+        srv.keyspace.prefetch_held(ctx.client.db, declared.take(8));
         Some(held)
     };
     // The script itself must wait for what it touches, never give up.

@@ -351,11 +351,12 @@ impl Keyspace {
     /// thread holds (see [`Keyspace::hold`]): a script's commands reach its
     /// declared keys after the interpreter's own work, by when the index
     /// slots are in cache instead of a miss each.
-    pub fn prefetch_held(&self, db: usize, keys: &[&[u8]]) {
+    /// `keys` come with their shards (as [`shard_of`] gives them).
+    pub fn prefetch_held<'k>(&self, db: usize, keys: impl Iterator<Item = (&'k [u8], usize)>) {
         HELD.with(|h| {
             let held = h.borrow();
-            for key in keys {
-                if let Ok(pos) = held.binary_search_by_key(&shard_of(key), |s| s.idx) {
+            for (key, shard) in keys {
+                if let Ok(pos) = held.binary_search_by_key(&shard, |s| s.idx) {
                     if let Some(table) = held[pos].guard.dbs.get(db) {
                         table.prefetch(key);
                     }
