@@ -553,3 +553,50 @@ fn redirected_messages_reach_an_idle_resp3_client_in_redis_order() {
     assert_eq!(sub.read_frame(), message(Frame::Null));
     assert_eq!(sub.read_frame(), message(Frame::NullBulk));
 }
+
+#[test]
+fn a_read_that_expires_a_key_leaves_the_reader_tracking_it() {
+    let s = TestServer::start_with(&["--enable-debug-command", "yes"]);
+    let mut admin = s.raw();
+    assert_eq!(
+        admin.call(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]),
+        simple("OK")
+    );
+    let mut reader = resp3(&s);
+    let mut other = resp3(&s);
+    for c in [&mut reader, &mut other] {
+        assert_eq!(c.call(&["CLIENT", "TRACKING", "ON"]), simple("OK"));
+    }
+    admin.call(&["SET", "fresh", "v", "PX", "50"]);
+    admin.call(&["SET", "cached", "v", "PX", "50"]);
+    assert_eq!(other.call(&["GET", "fresh"]), bulk("v"));
+    assert_eq!(reader.call(&["GET", "cached"]), bulk("v"));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+
+    // Not cached by the reader before: only those who cached it are told.
+    assert_eq!(reader.call(&["GET", "fresh"]), Frame::Null);
+    assert_eq!(reader.call(&["PING"]), simple("PONG"));
+    assert_eq!(other.read_frame(), invalidate(&["fresh"]));
+    // ... and the reader, which cached the miss, hears of the next write.
+    admin.call(&["SET", "fresh", "x"]);
+    assert_eq!(reader.read_frame(), invalidate(&["fresh"]));
+    assert_eq!(other.call(&["PING"]), simple("PONG"));
+
+    // Cached before: told after the reply, and still tracking it.
+    assert_eq!(reader.call(&["GET", "cached"]), Frame::Null);
+    assert_eq!(reader.read_frame(), invalidate(&["cached"]));
+    admin.call(&["SET", "cached", "x"]);
+    assert_eq!(reader.read_frame(), invalidate(&["cached"]));
+    assert_eq!(reader.call(&["PING"]), simple("PONG"));
+
+    // The same through a script's read of a declared key.
+    admin.call(&["SET", "scripted", "v", "PX", "50"]);
+    assert_eq!(other.call(&["GET", "scripted"]), bulk("v"));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let get = "return redis.call('GET', KEYS[1])";
+    assert_eq!(reader.call(&["EVAL", get, "1", "scripted"]), Frame::Null);
+    assert_eq!(reader.call(&["PING"]), simple("PONG"));
+    assert_eq!(other.read_frame(), invalidate(&["scripted"]));
+    admin.call(&["SET", "scripted", "x"]);
+    assert_eq!(reader.read_frame(), invalidate(&["scripted"]));
+}

@@ -51,9 +51,18 @@ pub struct ReadyKey {
     pub stream_gone: bool,
 }
 
+/// A key whose cached copies are now stale.
+pub struct Invalidated {
+    pub key: Vec<u8>,
+    /// Deleted because it expired (or was evicted), not written by a
+    /// command: a tracking client's own read that lazily expires a key it
+    /// had not cached gets no message for it (see `tracking::invalidate`).
+    pub by_expiry: bool,
+}
+
 thread_local! {
     static EVENTS: RefCell<Vec<Event>> = const { RefCell::new(Vec::new()) };
-    static INVALIDATED: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+    static INVALIDATED: RefCell<Vec<Invalidated>> = const { RefCell::new(Vec::new()) };
     static READY: RefCell<Vec<ReadyKey>> = const { RefCell::new(Vec::new()) };
     /// Pub/sub messages a script published to its own client, encoded
     /// for that client: they go out before the script's reply.
@@ -125,10 +134,26 @@ pub fn notify(class: u32, event: &'static str, db: usize, key: &[u8]) {
 /// Records that `key` changed, for clients caching it.
 #[inline]
 pub fn invalidate(key: &[u8]) {
+    queue_invalidation(key, false);
+}
+
+/// Records that `key` expired or was evicted, for clients caching it.
+#[inline]
+pub fn invalidate_gone(key: &[u8]) {
+    queue_invalidation(key, true);
+}
+
+#[inline]
+fn queue_invalidation(key: &[u8], by_expiry: bool) {
     if !TRACKING_ON.load(Relaxed) {
         return;
     }
-    INVALIDATED.with(|q| q.borrow_mut().push(key.to_vec()));
+    INVALIDATED.with(|q| {
+        q.borrow_mut().push(Invalidated {
+            key: key.to_vec(),
+            by_expiry,
+        })
+    });
 }
 
 /// Takes the notifications queued on this thread.
@@ -139,7 +164,7 @@ pub fn take_events() -> Vec<Event> {
 
 /// Takes the invalidated keys queued on this thread.
 #[inline]
-pub fn take_invalidated() -> Vec<Vec<u8>> {
+pub fn take_invalidated() -> Vec<Invalidated> {
     take(&INVALIDATED)
 }
 

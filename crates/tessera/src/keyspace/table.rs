@@ -302,14 +302,14 @@ impl Table {
     /// subscribers hear of it.
     fn expired(&mut self, key: &[u8]) {
         self.touch_watched(key);
-        events::invalidate(key);
+        events::invalidate_gone(key);
         events::notify(Class::EXPIRED, "expired", self.db, key);
     }
 
     /// A deleted-by-eviction key.
     pub fn evicted(&mut self, key: &[u8]) {
         self.touch_watched(key);
-        events::invalidate(key);
+        events::invalidate_gone(key);
         events::notify(Class::EVICTED, "evicted", self.db, key);
     }
 

@@ -99,6 +99,9 @@ fn execute_command(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, a
         deliver_events(srv, client, out, mark);
         signal_ready_keys(srv, Some(client));
     }
+    if !client.tracking.reads.is_empty() {
+        client.tracking.reads.clear();
+    }
 }
 
 /// Commands whose whole reply Redis writes as push messages, which CLIENT
@@ -428,9 +431,9 @@ pub fn deliver_events(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf
         out.buf.splice(at..at, own.buf);
     }
     // Invalidations for this client's own cache follow its reply.
-    let keys = events::take_invalidated();
-    if !keys.is_empty() {
-        super::tracking::invalidate_keys(srv, client, out, &keys);
+    let changed = events::take_invalidated();
+    if !changed.is_empty() {
+        super::tracking::invalidate_keys(srv, client, out, &changed);
     }
 }
 

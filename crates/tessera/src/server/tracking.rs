@@ -21,6 +21,7 @@ use tessera_resp::encode::ReplyBuf;
 
 use super::client::{Client, ClientInfo};
 use super::state::ServerState;
+use crate::keyspace::events::Invalidated;
 
 /// One client's tracking settings, as its own task sees them.
 #[derive(Default, Clone)]
@@ -37,6 +38,10 @@ pub struct TrackingState {
     /// Whether the pending CLIENT CACHING applies to the command now
     /// running (it was set by the previous one).
     pub caching_armed: bool,
+    /// The keys the running command remembered, each with whether this
+    /// client was new to it: what its own lazy expiries must not undo
+    /// (see [`invalidate`]).
+    pub reads: Vec<(Vec<u8>, bool)>,
 }
 
 /// What other threads need to know about a tracking client.
@@ -158,8 +163,8 @@ fn publish_info(client: &Client) {
 
 /// After a read-only command: remembers the keys it read for this client
 /// (default mode, honouring OPTIN/OPTOUT and CLIENT CACHING).
-pub fn remember_keys(srv: &ServerState, client: &Client, keys: &[&[u8]]) {
-    let t = &client.tracking;
+pub fn remember_keys(srv: &ServerState, client: &mut Client, keys: &[&[u8]]) {
+    let t = &mut client.tracking;
     if !t.on || t.bcast || keys.is_empty() {
         return;
     }
@@ -173,7 +178,8 @@ pub fn remember_keys(srv: &ServerState, client: &Client, keys: &[&[u8]]) {
     let evicted = {
         let mut table = srv.tracking.keys.lock();
         for k in keys {
-            table.entry(k.to_vec()).or_default().insert(client.id);
+            let fresh = table.entry(k.to_vec()).or_default().insert(client.id);
+            t.reads.push((k.to_vec(), fresh));
         }
         // tracking-table-max-keys: forget keys beyond the limit, telling
         // their clients to drop them (Redis evicts at random as well).
@@ -275,50 +281,74 @@ fn send(
     });
 }
 
-/// Sends the invalidations for `keys` that `client`'s command changed.
+/// Sends the invalidations for the keys `client`'s command changed.
 /// Messages to the client itself are appended to `own`.
 pub fn invalidate_keys(
     srv: &ServerState,
     client: &mut Client,
     own: &mut ReplyBuf,
-    keys: &[Vec<u8>],
+    changed: &[Invalidated],
 ) {
+    let reads = std::mem::take(&mut client.tracking.reads);
     let mut own = Some(own);
-    invalidate(srv, Some(client.id), keys, &mut own);
+    invalidate(srv, Some(client.id), &reads, changed, &mut own);
 }
 
 /// Sends invalidations for keys the server itself changed (expiry).
-pub fn invalidate_from_server(srv: &ServerState, keys: &[Vec<u8>]) {
-    invalidate(srv, None, keys, &mut None);
+pub fn invalidate_from_server(srv: &ServerState, changed: &[Invalidated]) {
+    invalidate(srv, None, &[], changed, &mut None);
 }
 
+/// `reads`: the keys the command of client `by` remembered (see
+/// [`remember_keys`]). Redis remembers them after the command, so a read
+/// that lazily expires a key tells the clients that cached it before, not
+/// the reader unless it had, and the reader stays remembered. Here they
+/// were remembered before the read (see dispatch), so such a key's entry
+/// for the reader is kept and told only when it was not new.
 fn invalidate(
     srv: &ServerState,
     by: Option<u64>,
-    keys: &[Vec<u8>],
+    reads: &[(Vec<u8>, bool)],
+    changed: &[Invalidated],
     own: &mut Option<&mut ReplyBuf>,
 ) {
     if !srv.tracking.any() {
         return;
     }
     let me = by.unwrap_or(0);
+    let keys: Vec<Vec<u8>> = changed.iter().map(|c| c.key.clone()).collect();
+    // A key the reader read and nothing but expiry or eviction removed.
+    let read_and_gone = |key: &[u8]| -> Option<bool> {
+        let (_, fresh) = reads.iter().find(|(k, _)| k.as_slice() == key)?;
+        changed
+            .iter()
+            .all(|c| c.by_expiry || c.key.as_slice() != key)
+            .then_some(*fresh)
+    };
     // Default mode: one message per key to each client that cached it.
-    let mut per_key: Vec<(Vec<u8>, HashSet<u64>)> = Vec::new();
+    let mut per_key: Vec<(Vec<u8>, HashSet<u64>, Option<bool>)> = Vec::new();
     {
         let mut table = srv.tracking.keys.lock();
-        for k in keys {
+        for k in &keys {
             if let Some(ids) = table.remove(k) {
-                per_key.push((k.clone(), ids));
+                let kept = by.filter(|id| ids.contains(id)).and(read_and_gone(k));
+                if let (Some(id), Some(_)) = (by, kept) {
+                    table.entry(k.clone()).or_default().insert(id);
+                }
+                per_key.push((k.clone(), ids, kept));
             }
         }
     }
     let clients = srv.tracking.clients.lock();
-    for (key, ids) in &per_key {
+    for (key, ids, reader_kept) in &per_key {
         for id in ids {
             // Gone, tracking off, or tracking again but in BCAST mode
             // (which is told by prefix, below): no message.
             let Some(t) = clients.get(id) else { continue };
             if t.bcast || (t.noloop && by == Some(*id)) {
+                continue;
+            }
+            if by == Some(*id) && *reader_kept == Some(true) {
                 continue;
             }
             send(srv, t, Some(std::slice::from_ref(key)), me, own);
