@@ -1018,7 +1018,30 @@ fn xautoclaim_cursor_count_and_deleted() {
     assert_eq!(
         r.call(&["XAUTOCLAIM", "s", "nog", "bob", "0", "0"]),
         error("NOGROUP No such key 's' or consumer group 'nog'")
+    ); // A COUNT whose transient array could never be allocated (Redis
+       // allocates it after finding the group; a real COUNT just caps).
+    let huge = "500000000000000000";
+    assert_eq!(
+        r.call(&["XAUTOCLAIM", "s", "g", "bob", "0", "0", "COUNT", huge]),
+        error("ERR Insufficient memory, failed allocating transient memory, COUNT too high.")
     );
+    assert_eq!(
+        r.call(&["XAUTOCLAIM", "s", "nog", "bob", "0", "0", "COUNT", huge]),
+        error("NOGROUP No such key 's' or consumer group 'nog'")
+    );
+    assert!(matches!(
+        r.call(&[
+            "XAUTOCLAIM",
+            "s",
+            "g",
+            "bob",
+            "0",
+            "0",
+            "COUNT",
+            "1000000000"
+        ]),
+        Frame::Array(_)
+    ));
 }
 
 #[test]

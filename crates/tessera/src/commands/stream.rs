@@ -1782,6 +1782,15 @@ fn xautoclaim_in(
         return Err(nogroup_for_key(key, args[2]));
     };
     let group = args[2];
+    // Redis allocates room for COUNT deleted IDs up front and refuses a
+    // COUNT whose array could not be mapped; nothing is allocated here, but
+    // the same COUNT gets the same refusal (the limit is where a 64 TiB
+    // allocation fails on x86-64's 128 TiB of user address space).
+    if count.saturating_mul(16) > 1 << 46 {
+        return Err(CmdError::msg(
+            "ERR Insufficient memory, failed allocating transient memory, COUNT too high.",
+        ));
+    }
     let mut attempts = count * 10;
     let mut consumer: Option<Arc<[u8]>> = None;
     let mut created = false;
