@@ -14,6 +14,7 @@
 
 pub mod args;
 pub mod bitmap;
+pub mod cluster;
 pub mod connection;
 pub mod error;
 pub mod expire;
@@ -23,6 +24,7 @@ pub mod geo;
 pub mod hash;
 pub mod hll;
 pub mod list;
+pub mod lolwut;
 pub mod meta;
 pub mod multi;
 pub mod pubsub;
@@ -367,6 +369,8 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
         .chain(functions::COMMANDS)
         .chain(connection::COMMANDS)
         .chain(server::COMMANDS)
+        .chain(lolwut::COMMANDS)
+        .chain(cluster::COMMANDS)
 }
 
 /// `rename-command` lines (lowercase name, new name; an empty new name
