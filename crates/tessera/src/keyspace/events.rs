@@ -178,6 +178,13 @@ pub fn take_own_messages() -> Vec<u8> {
     OWN_MESSAGES.with(|q| std::mem::take(&mut *q.borrow_mut()))
 }
 
+/// How many invalidations are queued on this thread: where a read
+/// remembered now stands among them.
+#[inline]
+pub fn invalidations_queued() -> usize {
+    INVALIDATED.with(|q| q.borrow().len())
+}
+
 /// Whether anything is queued on this thread (cheap check for dispatch).
 #[inline]
 pub fn pending() -> bool {

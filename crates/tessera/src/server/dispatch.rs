@@ -100,7 +100,12 @@ fn execute_command(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, a
         signal_ready_keys(srv, Some(client));
     }
     if !client.tracking.reads.is_empty() {
-        client.tracking.reads.clear();
+        // (A huge MGET's list is not kept for the connection's lifetime.)
+        if client.tracking.reads.capacity() > 1024 {
+            client.tracking.reads = Vec::new();
+        } else {
+            client.tracking.reads.clear();
+        }
     }
 }
 

@@ -38,10 +38,21 @@ pub struct TrackingState {
     /// Whether the pending CLIENT CACHING applies to the command now
     /// running (it was set by the previous one).
     pub caching_armed: bool,
-    /// The keys the running command remembered, each with whether this
-    /// client was new to it: what its own lazy expiries must not undo
-    /// (see [`invalidate`]).
-    pub reads: Vec<(Vec<u8>, bool)>,
+    /// The keys the running command (or transaction, or script) remembered,
+    /// in order: what its own lazy expiries must not undo (see
+    /// [`invalidate`]).
+    pub reads: Vec<TrackedRead>,
+}
+
+/// A key a tracking client's command remembered.
+#[derive(Debug, Clone)]
+pub struct TrackedRead {
+    pub key: Vec<u8>,
+    /// The client was not remembered for the key before this command.
+    pub fresh: bool,
+    /// How many invalidations this thread had queued when it was
+    /// remembered: the ones at or after this position came after it.
+    pub seq: usize,
 }
 
 /// What other threads need to know about a tracking client.
@@ -177,9 +188,21 @@ pub fn remember_keys(srv: &ServerState, client: &mut Client, keys: &[&[u8]]) {
     }
     let evicted = {
         let mut table = srv.tracking.keys.lock();
+        let seq = crate::keyspace::events::invalidations_queued();
+        // A key named twice by one command (MGET k k) was new to it if it
+        // was new the first time.
+        let mut new_here: HashSet<&[u8]> = HashSet::new();
         for k in keys {
-            let fresh = table.entry(k.to_vec()).or_default().insert(client.id);
-            t.reads.push((k.to_vec(), fresh));
+            let fresh =
+                table.entry(k.to_vec()).or_default().insert(client.id) || new_here.contains(k);
+            if fresh {
+                new_here.insert(k);
+            }
+            t.reads.push(TrackedRead {
+                key: k.to_vec(),
+                fresh,
+                seq,
+            });
         }
         // tracking-table-max-keys: forget keys beyond the limit, telling
         // their clients to drop them (Redis evicts at random as well).
@@ -300,15 +323,16 @@ pub fn invalidate_from_server(srv: &ServerState, changed: &[Invalidated]) {
 }
 
 /// `reads`: the keys the command of client `by` remembered (see
-/// [`remember_keys`]). Redis remembers them after the command, so a read
-/// that lazily expires a key tells the clients that cached it before, not
-/// the reader unless it had, and the reader stays remembered. Here they
-/// were remembered before the read (see dispatch), so such a key's entry
-/// for the reader is kept and told only when it was not new.
+/// [`remember_keys`]). Redis remembers them after each command, so a read
+/// that lazily expires a key tells the clients that cached it before, and
+/// the reader only if it had, and the reader stays remembered. Here they
+/// were remembered before the read (see dispatch), so for a key that only
+/// expired, the reader's entry is kept, and the reader is told only if it
+/// was remembered for the key before the read that expired it.
 fn invalidate(
     srv: &ServerState,
     by: Option<u64>,
-    reads: &[(Vec<u8>, bool)],
+    reads: &[TrackedRead],
     changed: &[Invalidated],
     own: &mut Option<&mut ReplyBuf>,
 ) {
@@ -317,21 +341,16 @@ fn invalidate(
     }
     let me = by.unwrap_or(0);
     let keys: Vec<Vec<u8>> = changed.iter().map(|c| c.key.clone()).collect();
-    // A key the reader read and nothing but expiry or eviction removed.
-    let read_and_gone = |key: &[u8]| -> Option<bool> {
-        let (_, fresh) = reads.iter().find(|(k, _)| k.as_slice() == key)?;
-        changed
-            .iter()
-            .all(|c| c.by_expiry || c.key.as_slice() != key)
-            .then_some(*fresh)
-    };
+    let reader_cached = cached_before_expiry(reads, changed);
     // Default mode: one message per key to each client that cached it.
     let mut per_key: Vec<(Vec<u8>, HashSet<u64>, Option<bool>)> = Vec::new();
     {
         let mut table = srv.tracking.keys.lock();
         for k in &keys {
             if let Some(ids) = table.remove(k) {
-                let kept = by.filter(|id| ids.contains(id)).and(read_and_gone(k));
+                let kept = by
+                    .filter(|id| ids.contains(id))
+                    .and_then(|_| reader_cached.get(k.as_slice()).copied());
                 if let (Some(id), Some(_)) = (by, kept) {
                     table.entry(k.clone()).or_default().insert(id);
                 }
@@ -348,7 +367,7 @@ fn invalidate(
             if t.bcast || (t.noloop && by == Some(*id)) {
                 continue;
             }
-            if by == Some(*id) && *reader_kept == Some(true) {
+            if by == Some(*id) && *reader_kept == Some(false) {
                 continue;
             }
             send(srv, t, Some(std::slice::from_ref(key)), me, own);
@@ -359,15 +378,28 @@ fn invalidate(
     // oldest client first).
     let mut bcast: Vec<(&[u8], u64, &Tracker)> = clients
         .iter()
-        .filter(|(id, t)| t.bcast && !(t.noloop && by == Some(**id)))
+        .filter(|(_, t)| t.bcast)
         .flat_map(|(id, t)| t.prefixes.iter().map(move |p| (p.as_slice(), *id, t)))
         .collect();
     bcast.sort_unstable_by_key(|&(p, id, _)| (p, id));
-    for (p, _, t) in bcast {
+    let first_change_expired = if bcast.is_empty() {
+        HashSet::new()
+    } else {
+        first_change_is_expiry(changed)
+    };
+    for (p, id, t) in bcast {
+        // NOLOOP leaves out the client's own changes, but an expiry (or
+        // eviction) is nobody's, even when the client's read caused it;
+        // Redis keeps the first cause of a key's change.
+        let own_change = t.noloop && by == Some(id);
         // Sorted and once each, as Redis lists them (from a radix tree of
         // the keys changed under the prefix).
-        let mut matching: Vec<Vec<u8>> =
-            keys.iter().filter(|k| k.starts_with(p)).cloned().collect();
+        let mut matching: Vec<Vec<u8>> = changed
+            .iter()
+            .filter(|c| c.key.starts_with(p))
+            .filter(|c| !own_change || first_change_expired.contains(c.key.as_slice()))
+            .map(|c| c.key.clone())
+            .collect();
         matching.sort();
         matching.dedup();
         if !matching.is_empty() {
@@ -375,6 +407,59 @@ fn invalidate(
         }
     }
     srv.tracking.stop_collecting_if_idle(&clients);
+}
+
+/// For each key the reader read and nothing but expiry or eviction
+/// changed: whether the reader was remembered for it before it expired.
+/// The read that expired it is the last one remembered before the expiry
+/// was queued; when every read came after (a script remembers once it has
+/// run), the first of them says whether the reader was remembered before.
+fn cached_before_expiry<'a>(
+    reads: &'a [TrackedRead],
+    changed: &[Invalidated],
+) -> HashMap<&'a [u8], bool> {
+    let mut cached = HashMap::new();
+    if reads.is_empty() {
+        return cached;
+    }
+    let written: HashSet<&[u8]> = changed
+        .iter()
+        .filter(|c| !c.by_expiry)
+        .map(|c| c.key.as_slice())
+        .collect();
+    let mut expired_at: HashMap<&[u8], usize> = HashMap::new();
+    for (at, c) in changed.iter().enumerate() {
+        if c.by_expiry && !written.contains(c.key.as_slice()) {
+            expired_at.entry(c.key.as_slice()).or_insert(at);
+        }
+    }
+    if expired_at.is_empty() {
+        return cached;
+    }
+    for r in reads {
+        let Some(&at) = expired_at.get(r.key.as_slice()) else {
+            continue;
+        };
+        // (Reads are in order: those before the expiry come first.)
+        if r.seq <= at {
+            cached.insert(r.key.as_slice(), !r.fresh);
+        } else {
+            cached.entry(r.key.as_slice()).or_insert(!r.fresh);
+        }
+    }
+    cached
+}
+
+/// The keys whose first change was an expiry or an eviction.
+fn first_change_is_expiry(changed: &[Invalidated]) -> HashSet<&[u8]> {
+    let mut seen = HashSet::new();
+    let mut expired = HashSet::new();
+    for c in changed {
+        if seen.insert(c.key.as_slice()) && c.by_expiry {
+            expired.insert(c.key.as_slice());
+        }
+    }
+    expired
 }
 
 /// FLUSHDB/FLUSHALL: every tracking client is told to drop everything.
