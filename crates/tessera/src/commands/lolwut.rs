@@ -127,9 +127,13 @@ impl Bitmap {
     }
 
     /// A square of diagonal `side` centred on (x, y), turned by `angle`
-    /// radians. (Redis keeps the size and the running angle in floats.)
+    /// radians. (Redis keeps the size and the running angle in floats, and
+    /// divides by √2 as written to ten decimals, which rounding can tell
+    /// apart from the exact value.)
     fn square(&mut self, x: i32, y: i32, side: f32, angle: f32) {
-        let half_diagonal = ((side as f64 / std::f64::consts::SQRT_2) as f32 as f64).round();
+        #[allow(clippy::approx_constant)]
+        const REDIS_SQRT_2: f64 = 1.4142135623;
+        let half_diagonal = ((side as f64 / REDIS_SQRT_2) as f32 as f64).round();
         let mut k = (std::f64::consts::FRAC_PI_4 + angle as f64) as f32;
         let mut corners = [(0i32, 0i32); 4];
         for corner in &mut corners {
