@@ -635,3 +635,44 @@ fn a_read_that_expires_a_key_leaves_the_reader_tracking_it() {
     assert_eq!(bcast.call(&["SET", "bc:k", "own"]), simple("OK"));
     assert_eq!(bcast.call(&["PING"]), simple("PONG"));
 }
+
+#[test]
+fn a_key_written_then_read_in_one_batch_stays_tracked() {
+    let s = TestServer::start();
+    let mut admin = s.raw();
+    let mut reader = resp3(&s);
+    assert_eq!(reader.call(&["CLIENT", "TRACKING", "ON"]), simple("OK"));
+
+    // Not cached before: the write tells nobody, the read remembers.
+    assert_eq!(reader.call(&["MULTI"]), simple("OK"));
+    assert_eq!(reader.call(&["SET", "k", "v2"]), simple("QUEUED"));
+    assert_eq!(reader.call(&["GET", "k"]), simple("QUEUED"));
+    assert_eq!(
+        reader.call(&["EXEC"]),
+        Frame::Array(vec![simple("OK"), bulk("v2")])
+    );
+    assert_eq!(reader.call(&["PING"]), simple("PONG"));
+    admin.call(&["SET", "k", "x"]);
+    assert_eq!(reader.read_frame(), invalidate(&["k"]));
+
+    // Cached before: the write tells it (after the reply), the read
+    // remembers it again.
+    assert_eq!(reader.call(&["GET", "k"]), bulk("x"));
+    assert_eq!(reader.call(&["MULTI"]), simple("OK"));
+    assert_eq!(reader.call(&["SET", "k", "v3"]), simple("QUEUED"));
+    assert_eq!(reader.call(&["GET", "k"]), simple("QUEUED"));
+    assert_eq!(
+        reader.call(&["EXEC"]),
+        Frame::Array(vec![simple("OK"), bulk("v3")])
+    );
+    assert_eq!(reader.read_frame(), invalidate(&["k"]));
+    admin.call(&["SET", "k", "y"]);
+    assert_eq!(reader.read_frame(), invalidate(&["k"]));
+
+    // A script that writes then reads a declared key.
+    let set_get = "redis.call('SET', KEYS[1], 'x') return redis.call('GET', KEYS[1])";
+    assert_eq!(reader.call(&["EVAL", set_get, "1", "s"]), bulk("x"));
+    assert_eq!(reader.call(&["PING"]), simple("PONG"));
+    admin.call(&["SET", "s", "z"]);
+    assert_eq!(reader.read_frame(), invalidate(&["s"]));
+}

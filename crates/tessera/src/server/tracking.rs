@@ -323,12 +323,12 @@ pub fn invalidate_from_server(srv: &ServerState, changed: &[Invalidated]) {
 }
 
 /// `reads`: the keys the command of client `by` remembered (see
-/// [`remember_keys`]). Redis remembers them after each command, so a read
-/// that lazily expires a key tells the clients that cached it before, and
-/// the reader only if it had, and the reader stays remembered. Here they
-/// were remembered before the read (see dispatch), so for a key that only
-/// expired, the reader's entry is kept, and the reader is told only if it
-/// was remembered for the key before the read that expired it.
+/// [`remember_keys`]). Redis remembers a command's reads after it runs and
+/// sends each invalidation as the change happens; here reads are
+/// remembered before the read (see dispatch) and invalidations are sent
+/// once the command (or transaction, or script) is over, so for the keys
+/// the reader read, its part is replayed in Redis's order (see
+/// [`ReaderReplay`]): whether it is told, and whether it stays remembered.
 fn invalidate(
     srv: &ServerState,
     by: Option<u64>,
@@ -341,25 +341,25 @@ fn invalidate(
     }
     let me = by.unwrap_or(0);
     let keys: Vec<Vec<u8>> = changed.iter().map(|c| c.key.clone()).collect();
-    let reader_cached = cached_before_expiry(reads, changed);
+    let replays = replay_reader(reads, changed);
     // Default mode: one message per key to each client that cached it.
-    let mut per_key: Vec<(Vec<u8>, HashSet<u64>, Option<bool>)> = Vec::new();
+    let mut per_key: Vec<(Vec<u8>, HashSet<u64>, Option<ReaderReplay>)> = Vec::new();
     {
         let mut table = srv.tracking.keys.lock();
         for k in &keys {
             if let Some(ids) = table.remove(k) {
-                let kept = by
+                let replay = by
                     .filter(|id| ids.contains(id))
-                    .and_then(|_| reader_cached.get(k.as_slice()).copied());
-                if let (Some(id), Some(_)) = (by, kept) {
+                    .and_then(|_| replays.get(k.as_slice()).copied());
+                if let (Some(id), Some(ReaderReplay { kept: true, .. })) = (by, replay) {
                     table.entry(k.clone()).or_default().insert(id);
                 }
-                per_key.push((k.clone(), ids, kept));
+                per_key.push((k.clone(), ids, replay));
             }
         }
     }
     let clients = srv.tracking.clients.lock();
-    for (key, ids, reader_kept) in &per_key {
+    for (key, ids, replay) in &per_key {
         for id in ids {
             // Gone, tracking off, or tracking again but in BCAST mode
             // (which is told by prefix, below): no message.
@@ -367,7 +367,7 @@ fn invalidate(
             if t.bcast || (t.noloop && by == Some(*id)) {
                 continue;
             }
-            if by == Some(*id) && *reader_kept == Some(false) {
+            if by == Some(*id) && replay.is_some_and(|r| !r.told) {
                 continue;
             }
             send(srv, t, Some(std::slice::from_ref(key)), me, own);
@@ -409,45 +409,84 @@ fn invalidate(
     srv.tracking.stop_collecting_if_idle(&clients);
 }
 
-/// For each key the reader read and nothing but expiry or eviction
-/// changed: whether the reader was remembered for it before it expired.
-/// The read that expired it is the last one remembered before the expiry
-/// was queued; when every read came after (a script remembers once it has
-/// run), the first of them says whether the reader was remembered before.
-fn cached_before_expiry<'a>(
+/// The reader's part in a key's invalidation, as Redis would have played
+/// it: told of a change while it was remembered, and remembered at the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ReaderReplay {
+    told: bool,
+    kept: bool,
+}
+
+/// Replays, for each changed key the reader read, its reads and the key's
+/// changes in order. A read's position is how many invalidations were
+/// queued when it was remembered. Redis remembers a read after its command,
+/// so a read that lazily expired the key (the last read before that
+/// expiry) counts after the expiry; a read that precedes a write came from
+/// an earlier command (writes remember nothing) and counts before it.
+/// Before the first read the reader was remembered if that read found it
+/// so (nothing leaves the table before invalidations are sent). Two writes
+/// of a key in one batch tell the reader once, not twice as Redis would.
+fn replay_reader<'a>(
     reads: &'a [TrackedRead],
     changed: &[Invalidated],
-) -> HashMap<&'a [u8], bool> {
-    let mut cached = HashMap::new();
+) -> HashMap<&'a [u8], ReaderReplay> {
+    let mut replays = HashMap::new();
     if reads.is_empty() {
-        return cached;
+        return replays;
     }
-    let written: HashSet<&[u8]> = changed
-        .iter()
-        .filter(|c| !c.by_expiry)
-        .map(|c| c.key.as_slice())
-        .collect();
-    let mut expired_at: HashMap<&[u8], usize> = HashMap::new();
+    let mut changes: HashMap<&[u8], Vec<(usize, bool)>> = HashMap::new();
     for (at, c) in changed.iter().enumerate() {
-        if c.by_expiry && !written.contains(c.key.as_slice()) {
-            expired_at.entry(c.key.as_slice()).or_insert(at);
+        changes
+            .entry(c.key.as_slice())
+            .or_default()
+            .push((at, c.by_expiry));
+    }
+    let mut read_seqs: HashMap<&[u8], Vec<(usize, bool)>> = HashMap::new();
+    for r in reads {
+        if changes.contains_key(r.key.as_slice()) {
+            read_seqs
+                .entry(r.key.as_slice())
+                .or_default()
+                .push((r.seq, r.fresh));
         }
     }
-    if expired_at.is_empty() {
-        return cached;
-    }
-    for r in reads {
-        let Some(&at) = expired_at.get(r.key.as_slice()) else {
+    for (key, key_reads) in read_seqs {
+        let Some(key_changes) = changes.get(key) else {
             continue;
         };
-        // (Reads are in order: those before the expiry come first.)
-        if r.seq <= at {
-            cached.insert(r.key.as_slice(), !r.fresh);
-        } else {
-            cached.entry(r.key.as_slice()).or_insert(!r.fresh);
+        let mut remembered = !key_reads[0].1;
+        let mut told = false;
+        let mut next = 0;
+        for &(at, by_expiry) in key_changes {
+            let upto = next + key_reads[next..].iter().take_while(|r| r.0 <= at).count();
+            if by_expiry && upto > next {
+                // The expiry, then the read that caused it. That read
+                // found the reader remembered (by an earlier command, or
+                // before) unless it was new to the key (for one command
+                // naming it twice, the first time says).
+                told |= !key_reads[upto - 1].1;
+                remembered = true;
+            } else {
+                if upto > next {
+                    remembered = true;
+                }
+                told |= remembered;
+                remembered = false;
+            }
+            next = upto;
         }
+        if next < key_reads.len() {
+            remembered = true;
+        }
+        replays.insert(
+            key,
+            ReaderReplay {
+                told,
+                kept: remembered,
+            },
+        );
     }
-    cached
+    replays
 }
 
 /// The keys whose first change was an expiry or an eviction.
