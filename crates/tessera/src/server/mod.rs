@@ -158,12 +158,17 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
     drop(started_tx);
     while started_rx.recv().is_ok() {}
     srv.startup_memory.store(memory::allocated_bytes(), Relaxed);
-    log::notice("Ready to accept connections tcp");
+    log::notice("Ready to accept connections");
     accept_loop(srv, listeners, senders);
     Ok(())
 }
 
 fn bind_all(config: &Config) -> Result<Vec<std::net::TcpListener>, String> {
+    // Port 0 turns TCP off; with no Unix socket (not built yet) there is
+    // nothing left, and Redis exits.
+    if config.port() == 0 {
+        return Err("Configured to not listen anywhere, exiting.".into());
+    }
     bind_addresses(config.port(), &config.bind())
 }
 
