@@ -1220,3 +1220,73 @@ fn client_reply_off_keeps_push_messages() {
         b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n+OK\r\n",
     );
 }
+
+#[test]
+fn unix_socket_clients_are_served_like_tcp_ones() {
+    let dir = std::env::temp_dir().join(format!(
+        "tessera-unix-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    ));
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let path = dir.join("tessera.sock");
+    let path_s = path.to_str().expect("a UTF-8 path").to_string();
+    let mut s = TestServer::start_with(&[
+        "--unixsocket",
+        &path_s,
+        "--unixsocketperm",
+        "700",
+        "--enable-debug-command",
+        "local",
+    ]);
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path)
+            .expect("the socket file")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700);
+    }
+    let mut unix = redis::Client::open(format!("unix://{path_s}"))
+        .and_then(|c| c.get_connection())
+        .expect("a Unix socket connection");
+    let mut tcp = s.raw();
+    let mut monitor = s.raw();
+    assert_eq!(monitor.call(&["MONITOR"]), simple("OK"));
+
+    assert_eq!(q::<String>(&mut unix, &["PING"]), "PONG");
+    assert_eq!(q::<String>(&mut unix, &["SET", "k", "v"]), "OK");
+    assert_eq!(tcp.call(&["GET", "k"]), bulk("v"));
+    // Both ends show as the socket's path, flagged U.
+    let info = q::<String>(&mut unix, &["CLIENT", "INFO"]);
+    assert!(
+        info.contains(&format!(" addr={path_s}:0 laddr={path_s}:0 ")) && info.contains(" flags=U "),
+        "{info}"
+    );
+    // MONITOR names the socket.
+    let line = match monitor.read_frame() {
+        Frame::Simple(b) => String::from_utf8_lossy(&b).into_owned(),
+        other => panic!("MONITOR sent {}", fmt_frame(&other)),
+    };
+    assert!(
+        line.ends_with(&format!("[0 unix:{path_s}] \"PING\"")),
+        "{line}"
+    );
+    // DEBUG's "local connection" includes Unix sockets.
+    assert_eq!(q::<String>(&mut unix, &["DEBUG", "SLEEP", "0"]), "OK");
+
+    // CLIENT KILL finds it by that address.
+    assert_eq!(
+        tcp.call(&["CLIENT", "KILL", &format!("{path_s}:0")]),
+        simple("OK")
+    );
+    assert!(redis::cmd("PING").query::<String>(&mut unix).is_err());
+
+    // Shutting down removes the socket file.
+    s.stop();
+    assert!(!path.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

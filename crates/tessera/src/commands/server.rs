@@ -943,7 +943,7 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Err(CmdError::Syntax);
     }
     let pairs: Vec<(&[u8], &[u8])> = args[2..].chunks_exact(2).map(|c| (c[0], c[1])).collect();
-    let local = ctx.client.info.addr.ip().is_loopback();
+    let local = ctx.client.info.addr.is_local();
     ctx.srv
         .config
         .set_with(

@@ -311,15 +311,6 @@ fn check_appendonly(v: i64) -> Result<(), String> {
     Ok(())
 }
 
-/// Listening on a Unix domain socket is not built yet: refusing the
-/// directive beats accepting it and leaving clients without their socket.
-fn check_unixsocket(v: &[u8]) -> Result<(), String> {
-    if !v.is_empty() {
-        return Err(not_yet("unixsocket (listening on a Unix domain socket)"));
-    }
-    Ok(())
-}
-
 fn check_cluster_enabled(v: i64) -> Result<(), String> {
     if v != 0 {
         return Err(not_yet("cluster-enabled yes (cluster mode)"));
@@ -512,7 +503,7 @@ pub(crate) const TABLE: &[Def] = &[
     b("lua-enable-deprecated-api", IMM | HIDDEN, false),
     // Strings.
     s("aclfile", IMM, false, Some("")),
-    s("unixsocket", IMM, true, None).check(Check::Str(check_unixsocket)),
+    s("unixsocket", IMM, true, None),
     s("pidfile", IMM, true, None),
     s("replica-announce-ip", MOD, true, None).alias("slave-announce-ip"),
     s("masteruser", MOD | SENSITIVE, true, None),

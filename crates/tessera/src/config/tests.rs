@@ -460,10 +460,6 @@ fn unsupported_values_are_refused_at_startup() {
             "appendonly yes (AOF persistence) is not supported by Tessera yet",
         ),
         (
-            "unixsocket /tmp/tessera.sock\n",
-            "unixsocket (listening on a Unix domain socket) is not supported by Tessera yet",
-        ),
-        (
             "cluster-enabled yes\n",
             "cluster-enabled yes (cluster mode) is not supported by Tessera yet",
         ),

@@ -131,14 +131,46 @@ impl Client {
     }
 }
 
+/// Where a client connected from (or to): a TCP address, or the Unix
+/// socket's path, which Redis shows as `path:0`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PeerAddr {
+    Tcp(SocketAddr),
+    Unix(Arc<str>),
+}
+
+impl PeerAddr {
+    /// A loopback address or a Unix socket: what DEBUG's and protected
+    /// mode's "local connection" means.
+    pub fn is_local(&self) -> bool {
+        match self {
+            PeerAddr::Tcp(a) => a.ip().is_loopback(),
+            PeerAddr::Unix(_) => true,
+        }
+    }
+
+    pub fn is_unix(&self) -> bool {
+        matches!(self, PeerAddr::Unix(_))
+    }
+}
+
+impl std::fmt::Display for PeerAddr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PeerAddr::Tcp(a) => write!(f, "{a}"),
+            PeerAddr::Unix(path) => write!(f, "{path}:0"),
+        }
+    }
+}
+
 /// The publicly visible side of a client.
 pub struct ClientInfo {
     pub id: u64,
     /// Set when a key this client WATCHes changes (shared with its
     /// transaction state): CLIENT LIST's `d` flag.
     pub dirty_cas: crate::keyspace::WatchFlag,
-    pub addr: SocketAddr,
-    pub laddr: SocketAddr,
+    pub addr: PeerAddr,
+    pub laddr: PeerAddr,
     pub fd: i32,
     pub created_ms: i64,
     pub name: Mutex<Option<Vec<u8>>>,
@@ -189,7 +221,7 @@ pub struct ClientInfo {
 }
 
 impl ClientInfo {
-    pub fn new(id: u64, addr: SocketAddr, laddr: SocketAddr, fd: i32, now_ms: i64) -> ClientInfo {
+    pub fn new(id: u64, addr: PeerAddr, laddr: PeerAddr, fd: i32, now_ms: i64) -> ClientInfo {
         ClientInfo {
             dirty_cas: Default::default(),
             id,
@@ -290,6 +322,9 @@ impl ClientInfo {
         }
         if self.dirty_cas.load(Relaxed) {
             flags.push('d');
+        }
+        if self.addr.is_unix() {
+            flags.push('U');
         }
         if self.no_evict.load(Relaxed) {
             flags.push('e');

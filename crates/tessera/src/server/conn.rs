@@ -12,12 +12,12 @@ use smallvec::SmallVec;
 use tessera_resp::encode::{Protocol, ReplyBuf};
 use tessera_resp::request::{Limits, Request, RequestParser};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 use super::blocking::{BlockRequest, Debts, Waiter, Wake};
-use super::client::{Client, ClientInfo};
+use super::client::{Client, ClientInfo, PeerAddr};
 use super::dispatch;
 use super::parked::{ConnState, ParkSlot, Registration, Woke};
+use super::socket::ClientSocket;
 use super::state::{unix_ms, ServerState};
 use super::stats::WorkerStats;
 use crate::keyspace::Key;
@@ -27,15 +27,14 @@ const READ_CHUNK: usize = 16 * 1024;
 /// Spare room kept before each read.
 const MIN_SPARE: usize = 4096;
 
-pub async fn serve(srv: Arc<ServerState>, worker: Arc<WorkerStats>, stream: TcpStream, id: u64) {
-    let _ = stream.set_nodelay(true);
-    let (Ok(addr), Ok(laddr)) = (stream.peer_addr(), stream.local_addr()) else {
-        return;
-    };
-    let fd = {
-        use std::os::fd::AsRawFd;
-        stream.as_raw_fd()
-    };
+pub async fn serve<S: ClientSocket>(
+    srv: Arc<ServerState>,
+    worker: Arc<WorkerStats>,
+    stream: S,
+    (addr, laddr): (PeerAddr, PeerAddr),
+    id: u64,
+) {
+    let fd = stream.as_raw_fd();
     let info = Arc::new(ClientInfo::new(id, addr, laddr, fd, unix_ms()));
     srv.clients.register(info.clone());
     let client = Client::new(&srv, id, info.clone(), worker);
@@ -71,10 +70,10 @@ fn home(state: &mut Option<Box<ConnState>>) -> &mut ConnState {
         .expect("a connection's state is back from its slot whenever its task runs")
 }
 
-async fn run(
+async fn run<S: ClientSocket>(
     srv: &ServerState,
     state: &mut Option<Box<ConnState>>,
-    stream: &mut TcpStream,
+    stream: &mut S,
     slot: &ParkSlot,
 ) -> std::io::Result<()> {
     let info = home(state).client.info.clone();
@@ -184,7 +183,7 @@ async fn run(
 /// with the readiness seen *before* the read: if an edge-triggered event
 /// for newer input has been processed since, tokio keeps the mark and the
 /// input is read.
-fn read_available(stream: &TcpStream, rbuf: &mut BytesMut) -> std::io::Result<usize> {
+fn read_available<S: ClientSocket>(stream: &S, rbuf: &mut BytesMut) -> std::io::Result<usize> {
     let room = rbuf.capacity() - rbuf.len();
     let mut drained = None;
     let result = stream.try_io(tokio::io::Interest::READABLE, || {
@@ -315,7 +314,11 @@ async fn process_buffer(
     blocked
 }
 
-async fn flush(client: &Client, out: &mut ReplyBuf, stream: &mut TcpStream) -> std::io::Result<()> {
+async fn flush<S: ClientSocket>(
+    client: &Client,
+    out: &mut ReplyBuf,
+    stream: &mut S,
+) -> std::io::Result<()> {
     if out.buf.is_empty() {
         return Ok(());
     }
@@ -336,11 +339,11 @@ async fn flush(client: &Client, out: &mut ReplyBuf, stream: &mut TcpStream) -> s
 /// Flushes, applying the soft output limit of the client's class: a
 /// client that leaves more than the soft limit unread for longer than its
 /// time is disconnected, as Redis does.
-async fn flush_within_limits(
+async fn flush_within_limits<S: ClientSocket>(
     srv: &ServerState,
     client: &Client,
     out: &mut ReplyBuf,
-    stream: &mut TcpStream,
+    stream: &mut S,
 ) -> std::io::Result<()> {
     use crate::config::ClientClass;
     let class = if client.receives_pushes() {
@@ -367,11 +370,11 @@ async fn flush_within_limits(
 
 /// Waits while the client is blocked, then writes the blocked command's
 /// reply into `out` (and flushes it). Returns false if the client went away.
-async fn wait_blocked(
+async fn wait_blocked<S: ClientSocket>(
     srv: &ServerState,
     client: &mut Client,
     out: &mut ReplyBuf,
-    stream: &mut TcpStream,
+    stream: &mut S,
     rbuf: &mut BytesMut,
     request: BlockRequest,
     args: Vec<Vec<u8>>,
@@ -620,7 +623,7 @@ pub fn take_outbox(client: &Client, out: &mut ReplyBuf) {
 }
 
 /// Reads whatever is available into `rbuf` (used while blocked).
-async fn read_more(stream: &mut TcpStream, rbuf: &mut BytesMut) -> std::io::Result<usize> {
+async fn read_more<S: ClientSocket>(stream: &mut S, rbuf: &mut BytesMut) -> std::io::Result<usize> {
     if rbuf.capacity() - rbuf.len() < MIN_SPARE {
         rbuf.reserve(MIN_SPARE);
     }

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use tessera_resp::encode::ReplyBuf;
 
-use super::client::{Client, ReplyMode};
+use super::client::{Client, PeerAddr, ReplyMode};
 use super::state::{unix_ms, ServerState, SlowlogEntry};
 use crate::commands::{self, flags, CmdError, CommandSpec, Ctx};
 use crate::keyspace::Touch;
@@ -149,7 +149,7 @@ fn refusal(
     if cmd.has(flags::PROTECTED)
         && !srv
             .config
-            .debug_command_allowed(client.info.addr.ip().is_loopback())
+            .debug_command_allowed(client.info.addr.is_local())
     {
         return Some(CmdError::msg(format!(
             "ERR {} command not allowed. If the enable-{}-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.",
@@ -622,7 +622,15 @@ fn feed_monitors(srv: &ServerState, client: &Client, args: &[&[u8]]) {
     if crate::commands::scripting::in_script() {
         line.extend_from_slice(b"lua]");
     } else {
-        let _ = write!(line, "{}]", client.info.addr);
+        match &client.info.addr {
+            // (Redis names the socket, not the client's `path:0`.)
+            PeerAddr::Unix(path) => {
+                let _ = write!(line, "unix:{path}]");
+            }
+            tcp => {
+                let _ = write!(line, "{tcp}]");
+            }
+        }
     }
     for (i, a) in args.iter().enumerate() {
         let a: &[u8] = if is_redacted(client, i) {

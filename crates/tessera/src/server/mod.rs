@@ -17,6 +17,7 @@ pub mod log;
 pub mod memory;
 pub mod parked;
 pub mod pubsub;
+pub mod socket;
 pub mod state;
 pub mod stats;
 pub mod tracking;
@@ -32,6 +33,7 @@ use tokio::sync::{mpsc, Notify};
 
 use crate::config::Config;
 use crate::keyspace::{Keyspace, NUM_SHARDS};
+use client::PeerAddr;
 use state::{unix_ms, Pause, ServerState};
 use stats::WorkerStats;
 
@@ -106,7 +108,8 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
     let workers: Vec<Arc<WorkerStats>> = (0..threads + spare)
         .map(|_| Arc::new(WorkerStats::new(ncmds)))
         .collect();
-    let listeners = bind_all(&config)?;
+    let unix_listener = bind_unix(&config)?;
+    let listeners = bind_all(&config, unix_listener.is_some())?;
     let port = listeners
         .first()
         .and_then(|l| l.local_addr().ok())
@@ -134,7 +137,7 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
     let (started_tx, started_rx) = std::sync::mpsc::channel::<()>();
     for (i, w) in workers.into_iter().enumerate() {
         let started = started_tx.clone();
-        let (tx, rx) = mpsc::unbounded_channel::<(std::net::TcpStream, u64)>();
+        let (tx, rx) = mpsc::unbounded_channel::<(Accepted, u64)>();
         senders.push(tx);
         let srv = srv.clone();
         std::thread::Builder::new()
@@ -158,18 +161,53 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
     drop(started_tx);
     while started_rx.recv().is_ok() {}
     srv.startup_memory.store(memory::allocated_bytes(), Relaxed);
-    log::notice("Ready to accept connections");
-    accept_loop(srv, listeners, senders);
+    if !listeners.is_empty() {
+        log::notice("Ready to accept connections");
+    }
+    if let Some(path) = srv.config.unixsocket().filter(|_| unix_listener.is_some()) {
+        log::notice(&format!(
+            "The server is now ready to accept connections at {path}"
+        ));
+    }
+    accept_loop(srv, listeners, unix_listener, senders);
     Ok(())
 }
 
-fn bind_all(config: &Config) -> Result<Vec<std::net::TcpListener>, String> {
-    // Port 0 turns TCP off; with no Unix socket (not built yet) there is
-    // nothing left, and Redis exits.
+/// A connection as the acceptor hands it to a worker.
+pub enum Accepted {
+    Tcp(std::net::TcpStream),
+    Unix(std::os::unix::net::UnixStream),
+}
+
+fn bind_all(config: &Config, unix: bool) -> Result<Vec<std::net::TcpListener>, String> {
+    // Port 0 turns TCP off; with no Unix socket either there is nothing
+    // left, and Redis exits.
     if config.port() == 0 {
+        if unix {
+            return Ok(Vec::new());
+        }
         return Err("Configured to not listen anywhere, exiting.".into());
     }
     bind_addresses(config.port(), &config.bind())
+}
+
+/// The `unixsocket` listener, if one is configured: a stale socket file
+/// left by an earlier run is replaced, and `unixsocketperm` (when not 0)
+/// sets the file's mode, as Redis does.
+fn bind_unix(config: &Config) -> Result<Option<std::os::unix::net::UnixListener>, String> {
+    let Some(path) = config.unixsocket().filter(|p| !p.is_empty()) else {
+        return Ok(None);
+    };
+    let _ = std::fs::remove_file(&path);
+    let listener = std::os::unix::net::UnixListener::bind(&path)
+        .map_err(|e| format!("Failed opening Unix socket: {e}"))?;
+    let perm = config.unixsocketperm();
+    if perm != 0 {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(perm))
+            .map_err(|e| format!("Failed opening Unix socket: {e}"))?;
+    }
+    Ok(Some(listener))
 }
 
 fn bind_addresses(port: u16, bind: &[String]) -> Result<Vec<std::net::TcpListener>, String> {
@@ -351,10 +389,21 @@ fn serve_relisten(
     }
 }
 
+/// The next connection on the Unix socket (never, if there is none).
+async fn accept_unix(
+    listener: &Option<tokio::net::UnixListener>,
+) -> std::io::Result<tokio::net::UnixStream> {
+    match listener {
+        Some(l) => l.accept().await.map(|(s, _)| s),
+        None => std::future::pending().await,
+    }
+}
+
 fn accept_loop(
     srv: Arc<ServerState>,
     listeners: Vec<std::net::TcpListener>,
-    senders: Vec<mpsc::UnboundedSender<(std::net::TcpStream, u64)>>,
+    unix_listener: Option<std::os::unix::net::UnixListener>,
+    senders: Vec<mpsc::UnboundedSender<(Accepted, u64)>>,
 ) {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -369,18 +418,24 @@ fn accept_loop(
     rt.block_on(async move {
         let mut next = 0usize;
         let mut listeners = to_tokio(listeners);
+        let unix_listener = unix_listener.and_then(|l| {
+            l.set_nonblocking(true).ok()?;
+            tokio::net::UnixListener::from_std(l).ok()
+        });
         let (relisten_tx, mut relisten_rx) = mpsc::unbounded_channel::<Relisten>();
         let _ = RELISTEN.set(relisten_tx);
         tokio::spawn(exit_on_signals(srv.clone()));
         tokio::spawn(sample_metrics(srv.clone()));
         enum Event {
             Accepted(std::io::Result<tokio::net::TcpStream>),
+            AcceptedUnix(std::io::Result<tokio::net::UnixStream>),
             Relisten(Relisten),
             Shutdown,
         }
         loop {
             let event = tokio::select! {
                 r = accept_any(&listeners) => Event::Accepted(r),
+                r = accept_unix(&unix_listener) => Event::AcceptedUnix(r),
                 Some(req) = relisten_rx.recv() => Event::Relisten(req),
                 _ = srv.shutdown.notified() => Event::Shutdown,
             };
@@ -391,20 +446,24 @@ fn accept_loop(
                     // backlogs were made before the change: serve them
                     // rather than reset them when those listeners close.
                     for s in drain_backlogs(&listeners) {
-                        next = hand_over(&srv, &senders, s, next);
+                        next = hand_over(&srv, &senders, Accepted::Tcp(s), next);
                     }
                     let (now, result) = serve_relisten(&srv, std::mem::take(&mut listeners), &req);
                     listeners = now;
                     let _ = req.reply.send(result);
                     continue;
                 }
-                Event::Accepted(Err(_)) => {
+                Event::Accepted(Err(_)) | Event::AcceptedUnix(Err(_)) => {
                     // Out of descriptors and the like: let it pass.
                     tokio::time::sleep(Duration::from_millis(10)).await;
                     continue;
                 }
                 Event::Accepted(Ok(s)) => match s.into_std() {
-                    Ok(s) => s,
+                    Ok(s) => Accepted::Tcp(s),
+                    Err(_) => continue,
+                },
+                Event::AcceptedUnix(Ok(s)) => match s.into_std() {
+                    Ok(s) => Accepted::Unix(s),
                     Err(_) => continue,
                 },
             };
@@ -436,24 +495,31 @@ fn drain_backlogs(listeners: &[tokio::net::TcpListener]) -> Vec<std::net::TcpStr
 /// to a worker, round robin from `next`; returns the next turn.
 fn hand_over(
     srv: &ServerState,
-    senders: &[mpsc::UnboundedSender<(std::net::TcpStream, u64)>],
-    s: std::net::TcpStream,
+    senders: &[mpsc::UnboundedSender<(Accepted, u64)>],
+    s: Accepted,
     next: usize,
 ) -> usize {
     use std::io::Write;
     srv.acceptor.connections_received.add(1);
+    let refuse = |s: Accepted, message: &[u8]| {
+        let _ = match s {
+            Accepted::Tcp(mut s) => s.write_all(message),
+            Accepted::Unix(mut s) => s.write_all(message),
+        };
+    };
     if srv.clients.connected() as u64 >= srv.config.maxclients() {
         srv.acceptor.rejected_connections.add(1);
-        let mut s = s;
-        let _ = s.write_all(b"-ERR max number of clients reached\r\n");
+        refuse(s, b"-ERR max number of clients reached\r\n");
         return next;
     }
-    if denied_by_protected_mode(srv, &s) {
-        let mut s = s;
-        let _ = s.write_all(PROTECTED_MODE_DENIED);
-        return next;
+    // (A Unix socket is local by definition.)
+    if let Accepted::Tcp(tcp) = &s {
+        if denied_by_protected_mode(srv, tcp) {
+            refuse(s, PROTECTED_MODE_DENIED);
+            return next;
+        }
+        let _ = tcp.set_nodelay(true);
     }
-    let _ = s.set_nodelay(true);
     let id = srv.clients.next_id();
     let mut w = next % srv.worker_threads;
     // A worker stuck in a busy script cannot serve anyone; new clients
@@ -503,6 +569,10 @@ pub fn shutdown_now(srv: &ServerState) -> ! {
     if let Some(pidfile) = srv.config.pidfile() {
         let _ = std::fs::remove_file(pidfile);
     }
+    if let Some(path) = srv.config.unixsocket().filter(|p| !p.is_empty()) {
+        log::notice("Removing the unix socket file.");
+        let _ = std::fs::remove_file(path);
+    }
     log::notice("Tessera is now ready to exit, bye bye...");
     std::process::exit(0);
 }
@@ -526,7 +596,7 @@ fn worker_main(
     stats: Arc<WorkerStats>,
     index: usize,
     nworkers: usize,
-    mut rx: mpsc::UnboundedReceiver<(std::net::TcpStream, u64)>,
+    mut rx: mpsc::UnboundedReceiver<(Accepted, u64)>,
     started: std::sync::mpsc::Sender<()>,
 ) {
     let rt = match tokio::runtime::Builder::new_current_thread()
@@ -546,20 +616,41 @@ fn worker_main(
         if index < nworkers {
             tokio::spawn(active_expire_loop(srv.clone(), index, nworkers));
         }
-        while let Some((s, id)) = rx.recv().await {
-            if s.set_nonblocking(true).is_err() {
-                continue;
+        while let Some((accepted, id)) = rx.recv().await {
+            match accepted {
+                Accepted::Tcp(s) => {
+                    if s.set_nonblocking(true).is_err() {
+                        continue;
+                    }
+                    let Ok(stream) = tokio::net::TcpStream::from_std(s) else {
+                        continue;
+                    };
+                    let (Ok(peer), Ok(local)) = (stream.peer_addr(), stream.local_addr()) else {
+                        continue;
+                    };
+                    if srv.config.tcp_keepalive() > 0 {
+                        let sock = socket2::SockRef::from(&stream);
+                        let ka = socket2::TcpKeepalive::new()
+                            .with_time(Duration::from_secs(srv.config.tcp_keepalive()));
+                        let _ = sock.set_tcp_keepalive(&ka);
+                    }
+                    let addrs = (PeerAddr::Tcp(peer), PeerAddr::Tcp(local));
+                    tokio::spawn(conn::serve(srv.clone(), stats.clone(), stream, addrs, id));
+                }
+                Accepted::Unix(s) => {
+                    if s.set_nonblocking(true).is_err() {
+                        continue;
+                    }
+                    let Ok(stream) = tokio::net::UnixStream::from_std(s) else {
+                        continue;
+                    };
+                    // Redis shows both ends of a Unix connection as the
+                    // socket's path.
+                    let path: Arc<str> = srv.config.unixsocket().unwrap_or_default().into();
+                    let addrs = (PeerAddr::Unix(path.clone()), PeerAddr::Unix(path));
+                    tokio::spawn(conn::serve(srv.clone(), stats.clone(), stream, addrs, id));
+                }
             }
-            let Ok(stream) = tokio::net::TcpStream::from_std(s) else {
-                continue;
-            };
-            if srv.config.tcp_keepalive() > 0 {
-                let sock = socket2::SockRef::from(&stream);
-                let ka = socket2::TcpKeepalive::new()
-                    .with_time(Duration::from_secs(srv.config.tcp_keepalive()));
-                let _ = sock.set_tcp_keepalive(&ka);
-            }
-            tokio::spawn(conn::serve(srv.clone(), stats.clone(), stream, id));
         }
     });
 }

@@ -106,9 +106,9 @@ impl ParkSlot {
     /// Waits until the socket is readable or the pump touched the parked
     /// state. `waker_known` remembers that this task's waker is stored (a
     /// tokio task keeps one waker for its life).
-    pub async fn wait(
+    pub async fn wait<S: super::socket::ClientSocket>(
         &self,
-        stream: &tokio::net::TcpStream,
+        stream: &S,
         waker_known: &mut bool,
     ) -> std::io::Result<Woke> {
         std::future::poll_fn(|cx| {

@@ -1,0 +1,42 @@
+//! The byte streams a client connects over: TCP or a Unix domain socket.
+//! A connection's code is generic over [`ClientSocket`], so both run the
+//! same read, dispatch and write path; a TLS stream will be a third kind.
+
+use std::io;
+use std::os::fd::AsRawFd;
+use std::task::{Context, Poll};
+
+use bytes::BufMut;
+use tokio::io::{AsyncRead, AsyncWrite, Interest};
+
+/// What the connection code needs of a socket beyond reading and writing:
+/// non-blocking reads that manage tokio's readiness (see
+/// `conn::read_available`), and waiting for input without reading it.
+pub trait ClientSocket: AsyncRead + AsyncWrite + AsRawFd + Unpin + Send + 'static {
+    fn try_io<R>(&self, interest: Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R>;
+    fn try_read_buf<B: BufMut>(&self, buf: &mut B) -> io::Result<usize>;
+    fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
+}
+
+macro_rules! client_socket {
+    ($stream:ty) => {
+        impl ClientSocket for $stream {
+            fn try_io<R>(
+                &self,
+                interest: Interest,
+                f: impl FnOnce() -> io::Result<R>,
+            ) -> io::Result<R> {
+                <$stream>::try_io(self, interest, f)
+            }
+            fn try_read_buf<B: BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+                <$stream>::try_read_buf(self, buf)
+            }
+            fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+                <$stream>::poll_read_ready(self, cx)
+            }
+        }
+    };
+}
+
+client_socket!(tokio::net::TcpStream);
+client_socket!(tokio::net::UnixStream);
