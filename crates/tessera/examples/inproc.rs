@@ -52,7 +52,8 @@ fn main() {
     let worker = Arc::new(WorkerStats::new(ncmds));
     let srv = ServerState::new(config, vec![worker.clone()], 1, 0, String::new());
     let addr: SocketAddr = "127.0.0.1:1".parse().expect("a socket address");
-    let info = Arc::new(ClientInfo::new(1, addr, addr, -1, 0));
+    let addr = tessera::server::client::PeerAddr::Tcp(addr);
+    let info = Arc::new(ClientInfo::new(1, addr.clone(), addr, -1, 0));
     let mut client = Client::new(&srv, 1, info, worker);
     let mut out = ReplyBuf::new(Protocol::Resp2);
 

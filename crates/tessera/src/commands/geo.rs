@@ -1143,7 +1143,7 @@ mod tests {
 
     #[test]
     fn distances_print_in_fixed_point_as_redis_does() {
-        assert_eq!(format_distance(44_736_467.060_850_002), "44736467.0608");
+        assert_eq!(format_distance(44_736_467.060_85), "44736467.0608");
         assert_eq!(format_distance(166_274.151_6), "166274.1516");
         assert_eq!(format_distance(0.0), "0.0000");
         assert_eq!(format_distance(0.000_05), "0.0000");

@@ -108,8 +108,11 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
     let workers: Vec<Arc<WorkerStats>> = (0..threads + spare)
         .map(|_| Arc::new(WorkerStats::new(ncmds)))
         .collect();
+    // TCP first: a second server started by mistake fails there, before
+    // it would replace the running one's socket file.
+    let unix_configured = config.unixsocket().is_some_and(|p| !p.is_empty());
+    let listeners = bind_all(&config, unix_configured)?;
     let unix_listener = bind_unix(&config)?;
-    let listeners = bind_all(&config, unix_listener.is_some())?;
     let port = listeners
         .first()
         .and_then(|l| l.local_addr().ok())

@@ -407,7 +407,7 @@ mod tests {
             }
             prop_assert_eq!(get_unsigned(&s, offset, bits), want);
             let mut v = s.clone();
-            let need = ((offset + bits as u64 + 7) / 8) as usize;
+            let need = (offset + bits as u64).div_ceil(8) as usize;
             if v.len() < need {
                 v.resize(need, 0);
             }
