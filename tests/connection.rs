@@ -1221,10 +1221,11 @@ fn client_reply_off_keeps_push_messages() {
     );
 }
 
-#[test]
-fn unix_socket_clients_are_served_like_tcp_ones() {
+/// A fresh directory for a Unix socket (the servers' own scratch
+/// directories are made after the socket path must be known).
+fn socket_dir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!(
-        "tessera-unix-{}-{}",
+        "tessera-{name}-{}-{}",
         std::process::id(),
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -1232,6 +1233,37 @@ fn unix_socket_clients_are_served_like_tcp_ones() {
             .unwrap_or(0)
     ));
     std::fs::create_dir_all(&dir).expect("a scratch directory");
+    dir
+}
+
+#[test]
+fn a_client_that_sends_its_whole_pipeline_before_reading_is_answered() {
+    // The server must keep reading while its replies wait for the client
+    // to read them, or both wait forever once the socket buffers are full
+    // (a Unix socket's are small: 100,000 commands are enough).
+    use std::io::{Read, Write};
+    let dir = socket_dir("pipeline");
+    let path = dir.join("t.sock");
+    let path_s = path.to_str().expect("a UTF-8 path").to_string();
+    let s = TestServer::start_with(&["--unixsocket", &path_s]);
+    let mut c = std::os::unix::net::UnixStream::connect(&path).expect("connect");
+    c.set_write_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    c.set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    let n = 500_000;
+    c.write_all(&b"PING\r\n".repeat(n))
+        .expect("the whole pipeline is taken");
+    let mut replies = vec![0u8; 7 * n];
+    c.read_exact(&mut replies).expect("every reply");
+    assert!(replies.chunks(7).all(|r| r == b"+PONG\r\n"));
+    drop(s);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn unix_socket_clients_are_served_like_tcp_ones() {
+    let dir = socket_dir("unix");
     let path = dir.join("tessera.sock");
     let path_s = path.to_str().expect("a UTF-8 path").to_string();
     let mut s = TestServer::start_with(&[

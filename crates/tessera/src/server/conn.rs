@@ -11,7 +11,7 @@ use bytes::{Buf, BytesMut};
 use smallvec::SmallVec;
 use tessera_resp::encode::{Protocol, ReplyBuf};
 use tessera_resp::request::{Limits, Request, RequestParser};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
 
 use super::blocking::{BlockRequest, Debts, Waiter, Wake};
 use super::client::{Client, ClientInfo, PeerAddr};
@@ -93,11 +93,15 @@ async fn run<S: ClientSocket>(
         if client.close_now {
             return Ok(());
         }
-        flush_within_limits(srv, client, out, stream).await?;
+        let spilled = flush_within_limits(srv, client, out, stream, rbuf).await?;
         if client.close_after_reply {
             return Ok(());
         }
         info.resp.store(if out.resp3() { 3 } else { 2 }, Relaxed);
+        if spilled && blocked.is_none() {
+            // Read while the replies went out: run it before waiting.
+            continue;
+        }
         if let Some((request, args)) = blocked {
             if !wait_blocked(srv, client, out, stream, rbuf, request, args).await? {
                 return Ok(());
@@ -314,15 +318,60 @@ async fn process_buffer(
     blocked
 }
 
+/// Writes `out`. While the client's socket is full (it is not reading),
+/// whatever it sends meanwhile is read into `rbuf`, as Redis keeps reading
+/// while replies wait: a client that sends a whole pipeline before reading
+/// would otherwise wait on the server while the server waits on it.
+/// Returns whether anything was read; past `client-query-buffer-limit` the
+/// client is dropped, as Redis drops it.
 async fn flush<S: ClientSocket>(
+    srv: &ServerState,
     client: &Client,
     out: &mut ReplyBuf,
     stream: &mut S,
-) -> std::io::Result<()> {
+    rbuf: &mut BytesMut,
+) -> std::io::Result<bool> {
     if out.buf.is_empty() {
-        return Ok(());
+        return Ok(false);
     }
-    stream.write_all(&out.buf).await?;
+    let mut written = 0;
+    let mut spilled = false;
+    let mut input_open = true;
+    while written < out.buf.len() {
+        match stream.try_write(&out.buf[written..]) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                written += n;
+                continue;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
+        tokio::select! {
+            r = stream.writable() => r?,
+            r = stream.readable(), if input_open => {
+                r?;
+                if rbuf.capacity() - rbuf.len() < MIN_SPARE {
+                    rbuf.reserve(READ_CHUNK);
+                }
+                match read_available(stream, rbuf) {
+                    // Half-closed: the replies still go out.
+                    Ok(0) => input_open = false,
+                    Ok(n) => {
+                        spilled = true;
+                        client.worker.reads_processed.add(1);
+                        client.worker.net_input_bytes.add(n as u64);
+                        client.info.total_in.fetch_add(n as u64, Relaxed);
+                        if rbuf.len() as u64 > srv.config.client_query_buffer_limit() {
+                            return Err(std::io::Error::other("query buffer limit reached"));
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+    }
     client.worker.writes_processed.add(1);
     client.worker.net_output_bytes.add(out.buf.len() as u64);
     client
@@ -333,7 +382,7 @@ async fn flush<S: ClientSocket>(
     if out.buf.capacity() > 1024 * 1024 {
         out.buf.shrink_to(64 * 1024);
     }
-    Ok(())
+    Ok(spilled)
 }
 
 /// Flushes, applying the soft output limit of the client's class: a
@@ -344,7 +393,8 @@ async fn flush_within_limits<S: ClientSocket>(
     client: &Client,
     out: &mut ReplyBuf,
     stream: &mut S,
-) -> std::io::Result<()> {
+    rbuf: &mut BytesMut,
+) -> std::io::Result<bool> {
     use crate::config::ClientClass;
     let class = if client.receives_pushes() {
         ClientClass::Pubsub
@@ -353,10 +403,10 @@ async fn flush_within_limits<S: ClientSocket>(
     };
     let limit = srv.config.client_output_buffer_limit(class);
     if limit.soft_bytes == 0 || (out.buf.len() as u64) < limit.soft_bytes {
-        return flush(client, out, stream).await;
+        return flush(srv, client, out, stream, rbuf).await;
     }
     let allowed = Duration::from_secs(limit.soft_seconds.max(1));
-    match tokio::time::timeout(allowed, flush(client, out, stream)).await {
+    match tokio::time::timeout(allowed, flush(srv, client, out, stream, rbuf)).await {
         Ok(r) => r,
         Err(_) => {
             srv.log_obuf_kill(&client.info);
@@ -546,7 +596,7 @@ async fn wait_blocked<S: ClientSocket>(
         out.buf.truncate(reply_from);
     }
     if matches!(result, Ok(true)) {
-        flush(client, out, stream).await?;
+        flush(srv, client, out, stream, rbuf).await?;
         // Those woken by the re-run (BLMOVE's destination) or after it are
         // served before this client's next command, as after any command.
         client.fed = batch;

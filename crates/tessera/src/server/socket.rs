@@ -2,6 +2,7 @@
 //! A connection's code is generic over [`ClientSocket`], so both run the
 //! same read, dispatch and write path; a TLS stream will be a third kind.
 
+use std::future::Future;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::task::{Context, Poll};
@@ -16,6 +17,9 @@ pub trait ClientSocket: AsyncRead + AsyncWrite + AsRawFd + Unpin + Send + 'stati
     fn try_io<R>(&self, interest: Interest, f: impl FnOnce() -> io::Result<R>) -> io::Result<R>;
     fn try_read_buf<B: BufMut>(&self, buf: &mut B) -> io::Result<usize>;
     fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
+    fn try_write(&self, buf: &[u8]) -> io::Result<usize>;
+    fn readable(&self) -> impl Future<Output = io::Result<()>> + Send;
+    fn writable(&self) -> impl Future<Output = io::Result<()>> + Send;
 }
 
 macro_rules! client_socket {
@@ -33,6 +37,15 @@ macro_rules! client_socket {
             }
             fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
                 <$stream>::poll_read_ready(self, cx)
+            }
+            fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+                <$stream>::try_write(self, buf)
+            }
+            fn readable(&self) -> impl Future<Output = io::Result<()>> + Send {
+                <$stream>::readable(self)
+            }
+            fn writable(&self) -> impl Future<Output = io::Result<()>> + Send {
+                <$stream>::writable(self)
             }
         }
     };
