@@ -767,8 +767,11 @@ impl Config {
     pub fn tcp_backlog(&self) -> u32 {
         self.num(TCP_BACKLOG).max(0) as u32
     }
+    /// The Unix socket's path; an empty one means none, as in Redis.
     pub fn unixsocket(&self) -> Option<String> {
-        self.str_val(UNIXSOCKET).map(|v| lossy(&v))
+        self.str_val(UNIXSOCKET)
+            .filter(|v| !v.is_empty())
+            .map(|v| lossy(&v))
     }
     pub fn unixsocketperm(&self) -> u32 {
         self.num(UNIXSOCKETPERM) as u32

@@ -110,8 +110,7 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
         .collect();
     // TCP first: a second server started by mistake fails there, before
     // it would replace the running one's socket file.
-    let unix_configured = config.unixsocket().is_some_and(|p| !p.is_empty());
-    let listeners = bind_all(&config, unix_configured)?;
+    let listeners = bind_all(&config, config.unixsocket().is_some())?;
     let unix_listener = bind_unix(&config)?;
     let port = listeners
         .first()
@@ -198,7 +197,7 @@ fn bind_all(config: &Config, unix: bool) -> Result<Vec<std::net::TcpListener>, S
 /// left by an earlier run is replaced, and `unixsocketperm` (when not 0)
 /// sets the file's mode, as Redis does.
 fn bind_unix(config: &Config) -> Result<Option<std::os::unix::net::UnixListener>, String> {
-    let Some(path) = config.unixsocket().filter(|p| !p.is_empty()) else {
+    let Some(path) = config.unixsocket() else {
         return Ok(None);
     };
     let _ = std::fs::remove_file(&path);
@@ -572,7 +571,7 @@ pub fn shutdown_now(srv: &ServerState) -> ! {
     if let Some(pidfile) = srv.config.pidfile() {
         let _ = std::fs::remove_file(pidfile);
     }
-    if let Some(path) = srv.config.unixsocket().filter(|p| !p.is_empty()) {
+    if let Some(path) = srv.config.unixsocket() {
         log::notice("Removing the unix socket file.");
         let _ = std::fs::remove_file(path);
     }
@@ -619,6 +618,9 @@ fn worker_main(
         if index < nworkers {
             tokio::spawn(active_expire_loop(srv.clone(), index, nworkers));
         }
+        // (Immutable: read once.) Redis shows both ends of a Unix
+        // connection as the socket's path.
+        let unix_path: Arc<str> = srv.config.unixsocket().unwrap_or_default().into();
         while let Some((accepted, id)) = rx.recv().await {
             match accepted {
                 Accepted::Tcp(s) => {
@@ -647,10 +649,10 @@ fn worker_main(
                     let Ok(stream) = tokio::net::UnixStream::from_std(s) else {
                         continue;
                     };
-                    // Redis shows both ends of a Unix connection as the
-                    // socket's path.
-                    let path: Arc<str> = srv.config.unixsocket().unwrap_or_default().into();
-                    let addrs = (PeerAddr::Unix(path.clone()), PeerAddr::Unix(path));
+                    let addrs = (
+                        PeerAddr::Unix(unix_path.clone()),
+                        PeerAddr::Unix(unix_path.clone()),
+                    );
                     tokio::spawn(conn::serve(srv.clone(), stats.clone(), stream, addrs, id));
                 }
             }

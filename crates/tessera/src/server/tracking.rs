@@ -340,13 +340,12 @@ fn invalidate(
         return;
     }
     let me = by.unwrap_or(0);
-    let keys: Vec<Vec<u8>> = changed.iter().map(|c| c.key.clone()).collect();
     let replays = replay_reader(reads, changed);
     // Default mode: one message per key to each client that cached it.
     let mut per_key: Vec<(Vec<u8>, HashSet<u64>, Option<ReaderReplay>)> = Vec::new();
     {
         let mut table = srv.tracking.keys.lock();
-        for k in &keys {
+        for k in changed.iter().map(|c| &c.key) {
             if let Some(ids) = table.remove(k) {
                 let replay = by
                     .filter(|id| ids.contains(id))
