@@ -59,6 +59,7 @@ fn main() {
             "notify-keyspace-events" => {
                 tessera::keyspace::events::set_notify_flags(cfg.notify_keyspace_events().0)
             }
+            "lazyfree-lazy-expire" | "lazyfree-lazy-eviction" => mirror_lazy_deletions(cfg),
             "port" => tessera::server::relisten(cfg, tessera::server::ListenChange::Port)?,
             "bind" => tessera::server::relisten(cfg, tessera::server::ListenChange::Bind)?,
             _ => {}
@@ -70,10 +71,20 @@ fn main() {
         .unwrap_or_default();
     tessera::server::log::configure(log_level(&config), &config.logfile());
     tessera::keyspace::events::set_notify_flags(config.notify_keyspace_events().0);
+    mirror_lazy_deletions(&config);
     if let Err(e) = tessera::server::run(config, executable) {
         tessera::server::log::warning(&e);
         std::process::exit(1);
     }
+}
+
+/// The keyspace propagates expiries and evictions as UNLINK or DEL by
+/// these directives (see `keyspace::effects`).
+fn mirror_lazy_deletions(cfg: &tessera::config::Config) {
+    tessera::keyspace::effects::set_lazy_deletions(
+        cfg.lazyfree_lazy_expire(),
+        cfg.lazyfree_lazy_eviction(),
+    );
 }
 
 fn log_level(config: &tessera::config::Config) -> tessera::server::log::Level {

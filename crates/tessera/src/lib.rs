@@ -9,6 +9,7 @@
 
 pub mod commands;
 pub mod config;
+pub mod journal;
 pub mod keyspace;
 pub mod scripting;
 pub mod server;

@@ -20,7 +20,7 @@ use crate::util::numbers::parse_i64;
 const fn cmd(
     name: &'static str,
     arity: i32,
-    flags: u32,
+    flags: u64,
     since: &'static str,
     summary: &'static str,
     handler: Handler,

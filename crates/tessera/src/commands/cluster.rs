@@ -15,7 +15,7 @@ use super::{acl, CmdError, CmdResult, CommandSpec, Ctx, Handler};
 const fn cmd(
     name: &'static str,
     arity: i32,
-    flags: u32,
+    flags: u64,
     since: &'static str,
     summary: &'static str,
     handler: Handler,

@@ -17,7 +17,7 @@ use crate::server::state::unix_ms;
 const fn cmd(
     name: &'static str,
     arity: i32,
-    flags: u32,
+    flags: u64,
     since: &'static str,
     summary: &'static str,
     handler: Handler,
@@ -39,7 +39,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     .group("generic")
     .tips(&["request_policy:all_shards", "response_policy:agg_min"])
     .args(&[a::integer("numreplicas"), a::integer("timeout")]),
-    cmd("ping", -1, FAST | SENTINEL, "1.0.0", "Returns the server's liveliness response.", ping)
+    cmd("ping", -1, FAST | SENTINEL | PUBSUB_CONTEXT, "1.0.0", "Returns the server's liveliness response.", ping)
         .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
         .args(&[a::string("message").optional()]),
     cmd("echo", 2, LOADING | STALE | FAST, "1.0.0", "Returns the given string.", echo)
@@ -47,7 +47,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "quit",
         -1,
-        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY,
+        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY | NOT_QUEUED | LEAVES_MULTI | PUBSUB_CONTEXT,
         "1.0.0",
         "Closes the connection.",
         quit,
@@ -55,7 +55,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "reset",
         1,
-        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY,
+        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY | NOT_QUEUED | LEAVES_MULTI | PUBSUB_CONTEXT,
         "6.2.0",
         "Resets the connection.",
         reset,
@@ -100,7 +100,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         )
         .optional(),
     ]),
-    cmd("client", -2, SENTINEL, "2.4.0", "Container for commands that inspect and control connections.", container)
+    cmd("client", -2, SENTINEL | KEEPS_CACHING, "2.4.0", "Container for commands that inspect and control connections.", container)
         .acl(0)
         .complexity("Depends on subcommand.")
         .subcommands(CLIENT_SUBS),

@@ -17,7 +17,7 @@ use crate::util::glob::glob_match;
 const fn cmd(
     name: &'static str,
     arity: i32,
-    flags: u32,
+    flags: u64,
     since: &'static str,
     summary: &'static str,
     handler: Handler,
@@ -42,7 +42,13 @@ pub static COMMANDS: &[CommandSpec] =
         cmd(
             "fcall",
             -3,
-            NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS,
+            NOSCRIPT
+                | STALE
+                | SKIP_MONITOR
+                | NO_MANDATORY_KEYS
+                | MAY_REPLICATE
+                | RUNS_SCRIPT
+                | NO_AUTO_PROPAGATE,
             "7.0.0",
             "Invokes a function.",
             fcall,
@@ -58,7 +64,13 @@ pub static COMMANDS: &[CommandSpec] =
         cmd(
             "fcall_ro",
             -3,
-            READONLY | NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS,
+            READONLY
+                | NOSCRIPT
+                | STALE
+                | SKIP_MONITOR
+                | NO_MANDATORY_KEYS
+                | RUNS_SCRIPT
+                | NO_AUTO_PROPAGATE,
             "7.0.0",
             "Invokes a read-only function.",
             fcall_ro,

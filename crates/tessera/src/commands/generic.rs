@@ -17,7 +17,7 @@ use crate::util::glob::glob_match;
 const fn cmd(
     name: &'static str,
     arity: i32,
-    flags: u32,
+    flags: u64,
     since: &'static str,
     summary: &'static str,
     handler: Handler,
@@ -128,7 +128,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "touch",
         -2,
-        READONLY | FAST,
+        READONLY | FAST | ALWAYS_TOUCHES,
         "3.2.1",
         "Updates the last access time of keys; returns how many exist.",
         touch,

@@ -23,7 +23,7 @@ use crate::util::numbers::{format_f64_human, parse_f64};
 const fn cmd(
     name: &'static str,
     arity: i32,
-    flags: u32,
+    flags: u64,
     since: &'static str,
     summary: &'static str,
     handler: Handler,

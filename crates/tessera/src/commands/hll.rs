@@ -19,7 +19,7 @@ use crate::types::{StrValue, Value};
 const fn cmd(
     name: &'static str,
     arity: i32,
-    flags: u32,
+    flags: u64,
     since: &'static str,
     summary: &'static str,
     handler: Handler,
@@ -43,7 +43,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "pfcount",
         -2,
-        READONLY,
+        READONLY | MAY_REPLICATE,
         "2.8.9",
         "Returns the approximate cardinality of the union of one or more HyperLogLog keys.",
         pfcount,

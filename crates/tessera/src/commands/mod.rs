@@ -51,31 +51,58 @@ use crate::server::state::ServerState;
 /// order; the others (`may_replicate`, `sentinel`, `protected`) are internal,
 /// as in Redis.
 pub mod flags {
-    pub const WRITE: u32 = 1 << 0;
-    pub const READONLY: u32 = 1 << 1;
-    pub const DENYOOM: u32 = 1 << 2;
-    pub const ADMIN: u32 = 1 << 3;
-    pub const PUBSUB: u32 = 1 << 4;
-    pub const NOSCRIPT: u32 = 1 << 5;
-    pub const BLOCKING: u32 = 1 << 6;
-    pub const LOADING: u32 = 1 << 7;
-    pub const STALE: u32 = 1 << 8;
-    pub const SKIP_MONITOR: u32 = 1 << 9;
-    pub const SKIP_SLOWLOG: u32 = 1 << 10;
-    pub const FAST: u32 = 1 << 11;
-    pub const NO_AUTH: u32 = 1 << 12;
-    pub const MAY_REPLICATE: u32 = 1 << 13;
-    pub const SENTINEL: u32 = 1 << 14;
-    pub const NO_MANDATORY_KEYS: u32 = 1 << 15;
-    pub const NO_MULTI: u32 = 1 << 16;
-    pub const MOVABLE_KEYS: u32 = 1 << 17;
-    pub const ALLOW_BUSY: u32 = 1 << 18;
-    pub const NO_ASYNC_LOADING: u32 = 1 << 19;
-    pub const PROTECTED: u32 = 1 << 20;
-    pub const ASKING: u32 = 1 << 21;
+    pub const WRITE: u64 = 1 << 0;
+    pub const READONLY: u64 = 1 << 1;
+    pub const DENYOOM: u64 = 1 << 2;
+    pub const ADMIN: u64 = 1 << 3;
+    pub const PUBSUB: u64 = 1 << 4;
+    pub const NOSCRIPT: u64 = 1 << 5;
+    pub const BLOCKING: u64 = 1 << 6;
+    pub const LOADING: u64 = 1 << 7;
+    pub const STALE: u64 = 1 << 8;
+    pub const SKIP_MONITOR: u64 = 1 << 9;
+    pub const SKIP_SLOWLOG: u64 = 1 << 10;
+    pub const FAST: u64 = 1 << 11;
+    pub const NO_AUTH: u64 = 1 << 12;
+    pub const MAY_REPLICATE: u64 = 1 << 13;
+    pub const SENTINEL: u64 = 1 << 14;
+    pub const NO_MANDATORY_KEYS: u64 = 1 << 15;
+    pub const NO_MULTI: u64 = 1 << 16;
+    pub const MOVABLE_KEYS: u64 = 1 << 17;
+    pub const ALLOW_BUSY: u64 = 1 << 18;
+    pub const NO_ASYNC_LOADING: u64 = 1 << 19;
+    pub const PROTECTED: u64 = 1 << 20;
+    pub const ASKING: u64 = 1 << 21;
+    /// Internal: the handler may propagate something other than its own
+    /// arguments (`Ctx::propagate_as`, `no_propagate`, `force_propagate`).
+    pub const REWRITES_EFFECTS: u64 = 1 << 22;
+    /// Internal: never propagates its own arguments; the commands it runs
+    /// propagate themselves (EXEC, EVAL, FCALL).
+    pub const NO_AUTO_PROPAGATE: u64 = 1 << 23;
+    /// Internal: runs at once inside MULTI instead of being queued
+    /// (MULTI, EXEC, DISCARD, WATCH, QUIT, RESET).
+    pub const NOT_QUEUED: u64 = 1 << 24;
+    /// Internal: ends the transaction, so it is not refused inside MULTI
+    /// when out of memory (EXEC, DISCARD, QUIT, RESET).
+    pub const LEAVES_MULTI: u64 = 1 << 25;
+    /// Internal: runs the queued transaction (EXEC): a refusal discards it.
+    pub const RUNS_QUEUED: u64 = 1 << 26;
+    /// Internal: (P|S)SUBSCRIBE and (P|S)UNSUBSCRIBE, whose whole reply is
+    /// pushes that CLIENT REPLY OFF/SKIP do not silence.
+    pub const SUBSCRIPTION: u64 = 1 << 27;
+    /// Internal: allowed in a RESP2 subscriber's context (the
+    /// subscription commands, PING, QUIT, RESET).
+    pub const PUBSUB_CONTEXT: u64 = 1 << 28;
+    /// Internal: runs a script or function (EVAL*, EVALSHA*, FCALL*).
+    pub const RUNS_SCRIPT: u64 = 1 << 29;
+    /// Internal: CLIENT CACHING's "yes/no" survives it and applies to the
+    /// command after (MULTI, and every CLIENT subcommand).
+    pub const KEEPS_CACHING: u64 = 1 << 30;
+    /// Internal: touches its keys' access time even under CLIENT NO-TOUCH.
+    pub const ALWAYS_TOUCHES: u64 = 1 << 31;
 
     /// The flags COMMAND INFO shows, in its order.
-    pub const NAMES: &[(u32, &str)] = &[
+    pub const NAMES: &[(u64, &str)] = &[
         (WRITE, "write"),
         (READONLY, "readonly"),
         (DENYOOM, "denyoom"),
@@ -159,7 +186,7 @@ pub struct CommandSpec {
     /// Redis arity: exact when positive, a minimum when negative; counts
     /// the command name itself.
     pub arity: i32,
-    pub flags: u32,
+    pub flags: u64,
     /// ACL categories declared explicitly (the data-type and keyspace ones);
     /// those implied by flags are added by [`CommandSpec::acl_categories`].
     pub acl: u32,
@@ -199,7 +226,7 @@ impl CommandSpec {
     pub const fn new(
         name: &'static str,
         arity: i32,
-        flags: u32,
+        flags: u64,
         group: &'static str,
         since: &'static str,
         summary: &'static str,
@@ -277,7 +304,7 @@ impl CommandSpec {
         self
     }
 
-    pub fn has(&self, flag: u32) -> bool {
+    pub fn has(&self, flag: u64) -> bool {
         self.flags & flag != 0
     }
 
@@ -317,7 +344,7 @@ impl CommandSpec {
 
     /// The flags COMMAND INFO prints: the declared ones plus `movablekeys`
     /// when the key specs cannot be expressed as the legacy triple.
-    pub fn reported_flags(&self) -> u32 {
+    pub fn reported_flags(&self) -> u64 {
         let mut f = self.flags;
         if meta::legacy_range(self.key_specs).3 {
             f |= flags::MOVABLE_KEYS;
@@ -527,6 +554,25 @@ pub struct Ctx<'a> {
     pub out: &'a mut ReplyBuf,
     pub now_ms: i64,
     pub touch: Touch,
+    /// What the command propagates of itself (see [`Propagation`]).
+    pub propagation: Propagation,
+}
+
+/// What a command propagates of itself to the effects stream (the AOF and
+/// replicas), once it has run. Only commands flagged
+/// [`flags::REWRITES_EFFECTS`] may ask for anything but the default.
+#[derive(Debug, Default)]
+pub enum Propagation {
+    /// Its own arguments, if it changed data.
+    #[default]
+    Own,
+    /// These arguments instead, if it changed data (SET EX as SET PXAT).
+    As(Vec<Vec<u8>>),
+    /// Nothing of itself (what it recorded with `also_propagate` stays).
+    Nothing,
+    /// Its own arguments to these targets whether or not it changed data
+    /// (PUBLISH to replicas, FLUSHALL of an empty keyspace).
+    Forced(u8),
 }
 
 /// What a handler needs to reach the keyspace, split from the reply buffer
@@ -653,6 +699,37 @@ impl<'a> Ctx<'a> {
             b.rerun_args = Some(rerun_args);
             b.pass_wakeups = true;
         }
+    }
+
+    /// Propagates `argv` instead of the command's own arguments (if the
+    /// command changed data), as Redis's rewriteClientCommandVector.
+    pub fn propagate_as(&mut self, argv: Vec<Vec<u8>>) {
+        self.propagation = Propagation::As(argv);
+    }
+
+    /// Propagates nothing of the command itself.
+    pub fn no_propagate(&mut self) {
+        self.propagation = Propagation::Nothing;
+    }
+
+    /// Propagates the command's own arguments to `targets` even though it
+    /// changed no data (Redis's forceCommandPropagation).
+    pub fn force_propagate(&mut self, targets: u8) {
+        self.propagation = Propagation::Forced(targets);
+    }
+
+    /// Records `argv` in the effects stream now, in this client's
+    /// database, after whatever the command recorded so far (Redis's
+    /// alsoPropagate). Call it under the lock of the keys it changes.
+    pub fn also_propagate(&self, argv: Vec<Vec<u8>>) {
+        crate::keyspace::effects::push(self.client.db, argv, crate::keyspace::effects::target::ALL);
+    }
+
+    /// Whether anything consumes the effects stream: a handler builds the
+    /// arguments it would propagate only then.
+    #[inline]
+    pub fn propagating(&self) -> bool {
+        crate::keyspace::effects::enabled()
     }
 
     /// Tells clients blocked on `key` (in this client's database) that it

@@ -48,7 +48,7 @@ pub struct TxState {
 const fn cmd(
     name: &'static str,
     arity: i32,
-    flags: u32,
+    flags: u64,
     since: &'static str,
     summary: &'static str,
     handler: Handler,
@@ -61,7 +61,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "multi",
         1,
-        NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
+        NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | NOT_QUEUED | KEEPS_CACHING,
         "1.2.0",
         "Starts a transaction.",
         multi,
@@ -69,7 +69,14 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "exec",
         1,
-        NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG,
+        NOSCRIPT
+            | LOADING
+            | STALE
+            | SKIP_SLOWLOG
+            | NOT_QUEUED
+            | LEAVES_MULTI
+            | RUNS_QUEUED
+            | NO_AUTO_PROPAGATE,
         "1.2.0",
         "Executes all commands in a transaction.",
         exec,
@@ -78,7 +85,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "discard",
         1,
-        NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
+        NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | NOT_QUEUED | LEAVES_MULTI,
         "2.0.0",
         "Discards a transaction.",
         discard,
@@ -87,7 +94,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "watch",
         -2,
-        NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY,
+        NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | NOT_QUEUED,
         "2.2.0",
         "Monitors changes to keys to determine the execution of a transaction.",
         watch,
@@ -261,22 +268,10 @@ fn shards_needed(client: &Client) -> Vec<usize> {
 pub fn needs_whole_keyspace(spec: &CommandSpec) -> bool {
     let keyless_data = spec.key_specs.is_empty() && spec.has(WRITE | READONLY);
     keyless_data
+        || spec.has(RUNS_SCRIPT)
         || matches!(
             spec.name,
-            "sort"
-                | "sort_ro"
-                | "info"
-                | "memory"
-                | "debug"
-                | "eval"
-                | "evalsha"
-                | "eval_ro"
-                | "evalsha_ro"
-                | "fcall"
-                | "fcall_ro"
-                | "script"
-                | "function"
-                | "config"
+            "sort" | "sort_ro" | "info" | "memory" | "debug" | "script" | "function" | "config"
         )
 }
 

@@ -14,7 +14,7 @@ use tessera_resp::encode::ReplyBuf;
 const fn cmd(
     name: &'static str,
     arity: i32,
-    flags: u32,
+    flags: u64,
     since: &'static str,
     summary: &'static str,
     handler: Handler,
@@ -29,16 +29,16 @@ fn no_keys(_args: &[&[u8]]) -> Result<Vec<usize>, super::meta::InvalidKeyArgs> {
 }
 
 pub static COMMANDS: &[CommandSpec] = &[
-    cmd("subscribe", -2, PUBSUB | NOSCRIPT | LOADING | STALE, "2.0.0", "Listens for messages published to channels.", subscribe)
+    cmd("subscribe", -2, PUBSUB | NOSCRIPT | LOADING | STALE | SUBSCRIPTION | PUBSUB_CONTEXT, "2.0.0", "Listens for messages published to channels.", subscribe)
         .complexity("O(N) where N is the number of channels to subscribe to.")
         .args(&[a::string("channel").multiple()]),
-    cmd("unsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE, "2.0.0", "Stops listening to messages posted to channels.", unsubscribe)
+    cmd("unsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE | SUBSCRIPTION | PUBSUB_CONTEXT, "2.0.0", "Stops listening to messages posted to channels.", unsubscribe)
         .complexity("O(N) where N is the number of clients already subscribed to a channel.")
         .args(&[a::string("channel").optional().multiple()]),
-    cmd("psubscribe", -2, PUBSUB | NOSCRIPT | LOADING | STALE, "2.0.0", "Listens for messages published to channels that match one or more patterns.", psubscribe)
+    cmd("psubscribe", -2, PUBSUB | NOSCRIPT | LOADING | STALE | SUBSCRIPTION | PUBSUB_CONTEXT, "2.0.0", "Listens for messages published to channels that match one or more patterns.", psubscribe)
         .complexity("O(N) where N is the number of patterns the client is already subscribed to.")
         .args(&[a::block("pattern", &[a::pattern("pattern")]).multiple()]),
-    cmd("punsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE, "2.0.0", "Stops listening to messages published to channels that match one or more patterns.", punsubscribe)
+    cmd("punsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE | SUBSCRIPTION | PUBSUB_CONTEXT, "2.0.0", "Stops listening to messages published to channels that match one or more patterns.", punsubscribe)
         .complexity(
             "O(N+M) where N is the number of patterns the client is already subscribed and M is the number of total patterns subscribed in the system (by any client).",
         )
@@ -48,12 +48,12 @@ pub static COMMANDS: &[CommandSpec] = &[
             "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).",
         )
         .args(&[a::string("channel"), a::string("message")]),
-    cmd("ssubscribe", -2, PUBSUB | NOSCRIPT | LOADING | STALE, "7.0.0", "Listens for messages published to shard channels.", ssubscribe)
+    cmd("ssubscribe", -2, PUBSUB | NOSCRIPT | LOADING | STALE | SUBSCRIPTION | PUBSUB_CONTEXT, "7.0.0", "Listens for messages published to shard channels.", ssubscribe)
         .complexity("O(N) where N is the number of shard channels to subscribe to.")
         .key_specs(&[ks(NOT_KEY, 1, -1, 1)])
         .getkeys(no_keys)
         .args(&[a::string("shardchannel").multiple()]),
-    cmd("sunsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE, "7.0.0", "Stops listening to messages posted to shard channels.", sunsubscribe)
+    cmd("sunsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE | SUBSCRIPTION | PUBSUB_CONTEXT, "7.0.0", "Stops listening to messages posted to shard channels.", sunsubscribe)
         .complexity("O(N) where N is the number of clients already subscribed to a shard channel.")
         .key_specs(&[ks(NOT_KEY, 1, -1, 1)])
         .getkeys(no_keys)

@@ -25,7 +25,7 @@ use crate::server::state::ServerState;
 const fn cmd(
     name: &'static str,
     arity: i32,
-    flags: u32,
+    flags: u64,
     since: &'static str,
     summary: &'static str,
     handler: Handler,
@@ -69,7 +69,13 @@ pub static COMMANDS: &[CommandSpec] =
         cmd(
             "eval",
             -3,
-            NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS,
+            NOSCRIPT
+                | STALE
+                | SKIP_MONITOR
+                | NO_MANDATORY_KEYS
+                | MAY_REPLICATE
+                | RUNS_SCRIPT
+                | NO_AUTO_PROPAGATE,
             "2.6.0",
             "Executes a server-side Lua script.",
             eval,
@@ -85,7 +91,13 @@ pub static COMMANDS: &[CommandSpec] =
         cmd(
             "evalsha",
             -3,
-            NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS,
+            NOSCRIPT
+                | STALE
+                | SKIP_MONITOR
+                | NO_MANDATORY_KEYS
+                | MAY_REPLICATE
+                | RUNS_SCRIPT
+                | NO_AUTO_PROPAGATE,
             "2.6.0",
             "Executes a server-side Lua script by SHA1 digest.",
             evalsha,
@@ -101,7 +113,13 @@ pub static COMMANDS: &[CommandSpec] =
         cmd(
             "eval_ro",
             -3,
-            READONLY | NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS,
+            READONLY
+                | NOSCRIPT
+                | STALE
+                | SKIP_MONITOR
+                | NO_MANDATORY_KEYS
+                | RUNS_SCRIPT
+                | NO_AUTO_PROPAGATE,
             "7.0.0",
             "Executes a read-only server-side Lua script.",
             eval_ro,
@@ -117,7 +135,13 @@ pub static COMMANDS: &[CommandSpec] =
         cmd(
             "evalsha_ro",
             -3,
-            READONLY | NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS,
+            READONLY
+                | NOSCRIPT
+                | STALE
+                | SKIP_MONITOR
+                | NO_MANDATORY_KEYS
+                | RUNS_SCRIPT
+                | NO_AUTO_PROPAGATE,
             "7.0.0",
             "Executes a read-only server-side Lua script by SHA1 digest.",
             evalsha_ro,
@@ -182,10 +206,7 @@ pub fn busy_error(srv: &ServerState) -> CmdError {
 
 /// Whether a command runs scripts (and so must hold the script lock).
 pub fn runs_scripts(spec: &CommandSpec) -> bool {
-    matches!(
-        spec.name,
-        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro"
-    )
+    spec.has(RUNS_SCRIPT)
 }
 
 /// Serialises scripts (and transactions containing them): the one party
@@ -921,16 +942,27 @@ unsafe fn call_on_stack(state: *mut mlua::ffi::lua_State, st: &mut CallState) ->
             number_idx += 1;
         }
     }
-    let (id, spec) = match script_call_target(st, &args) {
+    let rules = dispatch::ScriptRules {
+        read_only: st.read_only,
+        allow_oom: st.allow_oom,
+        oom_at_start: st.oom_at_start,
+    };
+    let caller = dispatch::Caller::Script(rules);
+    let admitted = dispatch::resolve(&args, caller).and_then(|found| {
+        dispatch::admit(st.srv, st.client, found.id, found.spec, caller, false)
+            .map(|()| (found.id, found.spec))
+            .map_err(|e| (Some(found.id), e))
+    });
+    let (id, spec) = match admitted {
         Ok(target) => target,
         // (The fields it needs, by name: the arguments borrow `numbers`.)
-        Err((id, msg)) => {
+        Err((id, e)) => {
             return reject(
                 &mut st.scratch,
                 &mut st.error_counted,
                 &st.client.worker,
                 id,
-                msg,
+                &e.to_string(),
             )
         }
     };
@@ -953,42 +985,6 @@ unsafe fn call_on_stack(state: *mut mlua::ffi::lua_State, st: &mut CallState) ->
         st.now_ms,
     );
     true
-}
-
-/// The command a `redis.call` names, or why Redis refuses it from a script
-/// (with the command's id when it is known, for rejected_calls).
-fn script_call_target(
-    st: &CallState,
-    args: &[&[u8]],
-) -> Result<(usize, &'static CommandSpec), (Option<usize>, &'static str)> {
-    const UNKNOWN: &str = "ERR Unknown Redis command called from script";
-    let (mut id, mut spec) = super::lookup(args[0]).ok_or((None, UNKNOWN))?;
-    if !spec.subcommands.is_empty() && args.len() >= 2 {
-        (id, spec) = super::lookup_sub(spec, args[1]).ok_or((None, UNKNOWN))?;
-    }
-    let refused = |msg| Err((Some(id), msg));
-    if !spec.arity_ok(args.len()) {
-        return refused("ERR Wrong number of args calling Redis command from script");
-    }
-    if spec.has(NOSCRIPT) {
-        return refused("ERR This Redis command is not allowed from script");
-    }
-    if spec.has(WRITE) {
-        if st.read_only {
-            return refused("ERR Write commands are not allowed from read-only scripts.");
-        }
-        // As Redis: only while the script has not written yet, and by the
-        // memory state when the script started (a script that has written
-        // must be able to finish).
-        if !st.allow_oom
-            && spec.has(DENYOOM)
-            && st.oom_at_start
-            && !st.srv.scripts.wrote.load(Relaxed)
-        {
-            return refused("OOM command not allowed when used memory > 'maxmemory'.");
-        }
-    }
-    Ok((id, spec))
 }
 
 fn script_load(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {

@@ -19,7 +19,7 @@ use crate::util::glob::glob_match;
 const fn cmd(
     name: &'static str,
     arity: i32,
-    flags: u32,
+    flags: u64,
     since: &'static str,
     summary: &'static str,
     handler: Handler,
@@ -115,7 +115,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "debug",
         -2,
-        ADMIN | NOSCRIPT | LOADING | STALE | PROTECTED,
+        ADMIN | NOSCRIPT | LOADING | STALE | PROTECTED | REWRITES_EFFECTS,
         "1.0.0",
         "Container for commands that help debug the server.",
         debug,
@@ -2292,6 +2292,8 @@ fn debug_populate(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
     };
     let count = positive(args[2])?;
+    // As Redis: the keys it makes are not propagated.
+    ctx.no_propagate();
     let prefix: &[u8] = args.get(3).copied().unwrap_or(b"key");
     let size = match args.get(4) {
         Some(a) => Some(positive(a)? as usize),
@@ -2403,6 +2405,37 @@ fn debug_protocol(ctx: &mut Ctx, kind: &[u8]) -> CmdResult {
     Ok(())
 }
 
+/// DEBUG EFFECTS: the test consumer of the effects stream.
+fn debug_effects(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let journal = &ctx.srv.journal;
+    match (args[0], args.get(1)) {
+        (sub, limit) if eq_ic(sub, "start") => {
+            let limit = match limit {
+                Some(a) => match int(a) {
+                    Ok(n) if n > 0 => n as usize,
+                    _ => return Err(CmdError::msg("ERR value is out of range, must be positive")),
+                },
+                None => 64 << 20,
+            };
+            journal.start_capture(limit);
+            ctx.out.ok();
+        }
+        (sub, None) if eq_ic(sub, "read") => match journal.read_capture() {
+            Some((bytes, false)) => ctx.out.bulk(&bytes),
+            Some((_, true)) => return Err(CmdError::msg("ERR effects capture overflowed")),
+            None => return Err(CmdError::msg("ERR effects capture not started")),
+        },
+        (sub, None) if eq_ic(sub, "stop") => {
+            journal.stop_capture();
+            ctx.out.ok();
+        }
+        _ => return Err(CmdError::msg(
+            "ERR unknown subcommand or wrong number of arguments for 'effects'. Try DEBUG HELP.",
+        )),
+    }
+    Ok(())
+}
+
 fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let sub = args[1];
     if eq_ic(sub, "sleep") && args.len() == 3 {
@@ -2445,6 +2478,8 @@ fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
     } else if eq_ic(sub, "protocol") && args.len() == 3 {
         return debug_protocol(ctx, args[2]);
+    } else if eq_ic(sub, "effects") && (3..=4).contains(&args.len()) {
+        return debug_effects(ctx, &args[2..]);
     } else if eq_ic(sub, "help") {
         return help_reply(
             ctx,
@@ -2461,6 +2496,9 @@ fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 "    Reply with a test value of the specified type. <type> can be: string,",
                 "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
                 "    true, false.",
+                "EFFECTS START [<limit-bytes>] | READ | STOP",
+                "    Tessera: capture the effects stream (what replicas would be sent), read",
+                "    and empty the capture (RESP bytes), or stop capturing.",
                 "SET-ACTIVE-EXPIRE <0|1>",
                 "    Setting it to 0 disables expiring keys in background when they are not accessed.",
                 "SLEEP <seconds>",

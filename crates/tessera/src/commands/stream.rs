@@ -31,7 +31,7 @@ use tessera_resp::encode::ReplyBuf;
 const fn cmd(
     name: &'static str,
     arity: i32,
-    flags: u32,
+    flags: u64,
     since: &'static str,
     summary: &'static str,
     handler: Handler,

@@ -12,7 +12,7 @@ use crate::types::{StrValue, Value};
 const fn cmd(
     name: &'static str,
     arity: i32,
-    flags: u32,
+    flags: u64,
     since: &'static str,
     summary: &'static str,
     handler: Handler,

@@ -27,7 +27,7 @@ use crate::util::numbers::{format_f64, parse_f64, parse_f64_lenient};
 const fn cmd(
     name: &'static str,
     arity: i32,
-    flags: u32,
+    flags: u64,
     since: &'static str,
     summary: &'static str,
     handler: Handler,

@@ -16,6 +16,7 @@
 //!
 //! Nothing here knows about connections or RESP; time is passed in.
 
+pub mod effects;
 pub mod events;
 pub mod keymap;
 pub mod table;
@@ -371,6 +372,7 @@ impl Keyspace {
     /// holding shards (they are serialised by the script lock), so lock
     /// waits can never form a cycle.
     fn acquire_all(&self, idxs: &[usize]) -> SmallVec<[(usize, MutexGuard<'_, Shard>); 4]> {
+        effects::note_acquired();
         loop {
             let mut guards = SmallVec::with_capacity(idxs.len());
             let mut contended = None;
@@ -416,6 +418,7 @@ impl Keyspace {
         if HOLDING.with(|h| h.get()) {
             return self.held_shard(idx);
         }
+        effects::note_acquired();
         match self.shards[idx].0.try_lock() {
             Some(g) => ShardGuard::Owned(g),
             None => ShardGuard::Owned(self.wait_for(idx)),
@@ -428,6 +431,7 @@ impl Keyspace {
         if HOLDING.with(|h| h.get()) {
             return Some(self.held_shard(idx));
         }
+        effects::note_acquired();
         self.shards[idx].0.try_lock().map(ShardGuard::Owned)
     }
 
@@ -440,6 +444,7 @@ impl Keyspace {
             let pos = match held.binary_search_by_key(&idx, |s| s.idx) {
                 Ok(p) => p,
                 Err(p) => {
+                    effects::note_acquired();
                     let g = self.shards[idx].0.lock();
                     // SAFETY: as in `hold`: the scope drops it before the
                     // keyspace can go away.
@@ -807,6 +812,7 @@ impl Db<'_, '_> {
     pub fn signal_modified(&mut self, key: &[u8]) {
         self.table(key).touch_watched(key);
         events::invalidate(key);
+        effects::note_change();
     }
 
     /// Both of the above: the usual pair after a successful write.

@@ -8,6 +8,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use foldhash::fast::RandomState;
 use indexmap::IndexMap;
 
+use super::effects;
 use super::events::{self, Class};
 use super::keymap::{InsertNew, KeyMap};
 use rand::Rng;
@@ -304,6 +305,7 @@ impl Table {
         self.touch_watched(key);
         events::invalidate_gone(key);
         events::notify(Class::EXPIRED, "expired", self.db, key);
+        effects::push_expired(self.db, key);
     }
 
     /// A deleted-by-eviction key.
@@ -311,6 +313,7 @@ impl Table {
         self.touch_watched(key);
         events::invalidate_gone(key);
         events::notify(Class::EVICTED, "evicted", self.db, key);
+        effects::push_evicted(self.db, key);
     }
 
     #[inline]

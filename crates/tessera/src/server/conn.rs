@@ -705,36 +705,31 @@ pub fn pause_in_effect(srv: &ServerState) -> bool {
 /// with such a command queued). A command Redis rejects before it looks at
 /// the pause (unknown, wrong arity, not authenticated) is answered at once.
 pub fn pause_applies(srv: &ServerState, client: &Client, args: &[&[u8]]) -> bool {
-    use crate::commands::flags::NO_AUTH;
+    use crate::commands::flags::{MAY_REPLICATE, RUNS_QUEUED, WRITE};
     // Monitors, being replicas to Redis, are never paused.
     if client.monitoring {
         return false;
     }
-    let Some(name) = args.first() else {
+    let Ok(found) = dispatch::resolve(args, dispatch::Caller::Client) else {
         return false;
     };
-    let Ok((_, cmd)) = dispatch::resolve(args, name) else {
-        return false;
-    };
-    if !client.authenticated && !cmd.has(NO_AUTH) && srv.config.requirepass().is_some() {
+    // (Redis pauses a command after every other check has let it through.)
+    if dispatch::refused_before_pause(srv, client, found.id, found.spec) {
         return false;
     }
     if !srv.pause.writes_only.load(Relaxed) {
         return true;
     }
-    if cmd.name == "exec" {
+    let may_write = |c: &crate::commands::CommandSpec| c.has(WRITE | MAY_REPLICATE);
+    if found.spec.has(RUNS_QUEUED) {
         return client.multi.active
-            && client.multi.queued.iter().any(|(id, _)| {
-                crate::commands::by_id(*id).is_some_and(|(_, c)| held_by_write_pause(c))
-            });
+            && client
+                .multi
+                .queued
+                .iter()
+                .any(|(id, _)| crate::commands::by_id(*id).is_some_and(|(_, c)| may_write(c)));
     }
-    held_by_write_pause(cmd)
-}
-
-fn held_by_write_pause(cmd: &crate::commands::CommandSpec) -> bool {
-    use crate::commands::flags::{MAY_REPLICATE, WRITE};
-    cmd.flags & (WRITE | MAY_REPLICATE) != 0
-        || matches!(cmd.name, "eval" | "evalsha" | "fcall" | "pfcount")
+    may_write(found.spec)
 }
 
 /// Holds a client while CLIENT PAUSE is in effect.

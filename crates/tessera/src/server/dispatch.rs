@@ -9,8 +9,8 @@ use tessera_resp::encode::ReplyBuf;
 
 use super::client::{Client, PeerAddr, ReplyMode};
 use super::state::{unix_ms, ServerState, SlowlogEntry};
-use crate::commands::{self, flags, CmdError, CommandSpec, Ctx};
-use crate::keyspace::Touch;
+use crate::commands::{self, flags, CmdError, CommandSpec, Ctx, Propagation};
+use crate::keyspace::{effects, Touch};
 
 /// Runs one command and appends its reply to `out`.
 pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args: &[&[u8]]) {
@@ -27,9 +27,9 @@ pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args:
 }
 
 fn execute_command(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args: &[&[u8]]) {
-    let Some(name) = args.first() else {
+    if args.is_empty() {
         return;
-    };
+    }
     let now_ms = unix_ms();
     client.info.last_interaction_ms.store(now_ms, Relaxed);
 
@@ -38,28 +38,30 @@ fn execute_command(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, a
         client.reply_mode = ReplyMode::Skipping;
     }
 
-    let resolved = resolve(args, name);
-    let (id, cmd) = match resolved {
+    let resolved = resolve(args, Caller::Client);
+    let Resolved {
+        id,
+        spec: cmd,
+        container,
+    } = match resolved {
         Ok(found) => found,
         Err((known, e)) => {
             // Redis counts a known command rejected for its arity.
-            if let Some(id) = known {
+            let runs_queued = known.is_some_and(|id| {
                 client.worker.commands[id].rejected.add(1);
-            }
-            reject(srv, client, out, &e, name.eq_ignore_ascii_case(b"exec"));
+                commands::by_id(id).is_some_and(|(_, c)| c.has(flags::RUNS_QUEUED))
+            });
+            reject(srv, client, out, &e, runs_queued);
             finish_reply_mode(client, out, mark);
             return;
         }
     };
     client.info.last_cmd.store(id, Relaxed);
     let stats = &client.worker.commands[id];
-    // Name checks below are about top-level commands: a subcommand's spec
-    // carries its own short name (SLOWLOG RESET's is "reset").
-    let top_level = name.eq_ignore_ascii_case(cmd.name.as_bytes());
 
-    if let Some(e) = refusal(srv, client, id, cmd, args, top_level, out.resp3()) {
+    if let Err(e) = admit(srv, client, id, cmd, Caller::Client, out.resp3()) {
         stats.rejected.add(1);
-        reject(srv, client, out, &e, top_level && cmd.name == "exec");
+        reject(srv, client, out, &e, cmd.has(flags::RUNS_QUEUED));
         finish_reply_mode(client, out, mark);
         if matches!(e, CmdError::Oom) {
             // What the eviction attempt queued goes out before the refusal
@@ -69,7 +71,7 @@ fn execute_command(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, a
         return;
     }
 
-    if client.multi.active && !(top_level && runs_inside_multi(cmd)) {
+    if client.multi.active && !cmd.has(flags::NOT_QUEUED) {
         commands::multi::queue(client, out, args);
         finish_reply_mode(client, out, mark);
         return;
@@ -77,7 +79,7 @@ fn execute_command(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, a
 
     // CLIENT CACHING applies to the one command after it. (MULTI passes it
     // on to the transaction, and CLIENT subcommands leave it, as in Redis.)
-    let caching_cmd = cmd.name == "multi" || name.eq_ignore_ascii_case(b"client");
+    let caching_cmd = container.unwrap_or(cmd).has(flags::KEEPS_CACHING);
     client.tracking.caching_armed = client.tracking.caching.is_some() && !caching_cmd;
     call(srv, client, out, id, cmd, args, now_ms);
     if !caching_cmd {
@@ -88,7 +90,7 @@ fn execute_command(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, a
     // sends as pushes: subscription confirmations (RESP2 included), and the
     // messages and invalidations this client gets from its own command,
     // delivered below, after the reply is dropped.
-    if is_pushing_command(cmd) {
+    if cmd.has(flags::SUBSCRIPTION) {
         keep_pushes_through_reply_mode(client);
     } else {
         finish_reply_mode(client, out, mark);
@@ -96,6 +98,7 @@ fn execute_command(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, a
     // Events and ready keys queued on this thread while a busy script runs
     // here are the script's, to be delivered when it ends.
     if !super::parked::pumping() {
+        srv.journal.publish_pending(true);
         deliver_events(srv, client, out, mark);
         signal_ready_keys(srv, Some(client));
     }
@@ -109,21 +112,6 @@ fn execute_command(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, a
     }
 }
 
-/// Commands whose whole reply Redis writes as push messages, which CLIENT
-/// REPLY OFF and SKIP do not silence.
-fn is_pushing_command(cmd: &CommandSpec) -> bool {
-    // (The flag first: this runs for every command.)
-    cmd.has(flags::PUBSUB) && is_subscription_command(cmd)
-}
-
-/// (P|S)SUBSCRIBE and (P|S)UNSUBSCRIBE.
-fn is_subscription_command(cmd: &CommandSpec) -> bool {
-    matches!(
-        cmd.name,
-        "subscribe" | "unsubscribe" | "psubscribe" | "punsubscribe" | "ssubscribe" | "sunsubscribe"
-    )
-}
-
 /// A pushing command still uses up a CLIENT REPLY SKIP.
 fn keep_pushes_through_reply_mode(client: &mut Client) {
     if client.reply_mode == ReplyMode::Skipping {
@@ -131,77 +119,222 @@ fn keep_pushes_through_reply_mode(client: &mut Client) {
     }
 }
 
-/// Why Redis would refuse a resolved command before running (or queueing)
-/// it, checked in order; None when it may go ahead. Out of memory, it first
-/// tries to evict.
-fn refusal(
+/// Who asks for a command. Redis checks a client's command
+/// (`processCommand`) and a script's `redis.call` (`scriptCall`) with
+/// different checks, in different orders and words; here both are one
+/// pipeline, [`admit`], with the caller as its parameter.
+#[derive(Clone, Copy, Debug)]
+pub enum Caller {
+    Client,
+    Script(ScriptRules),
+}
+
+/// What a script's `redis.call` is checked against.
+#[derive(Clone, Copy, Debug)]
+pub struct ScriptRules {
+    /// EVAL_RO and friends, or a `no-writes` shebang.
+    pub read_only: bool,
+    /// An `allow-oom` shebang.
+    pub allow_oom: bool,
+    /// Memory was over maxmemory when the script started.
+    pub oom_at_start: bool,
+}
+
+/// One of the checks a command passes before it runs (or is queued).
+#[derive(Clone, Copy, Debug)]
+enum Check {
+    /// DEBUG and the like, by `enable-debug-command`.
+    Protected,
+    /// NOAUTH before AUTH when a password is set.
+    Auth,
+    /// NO_MULTI commands inside MULTI.
+    NoMulti,
+    /// NOSCRIPT commands from a script.
+    NoScript,
+    /// Writes from a read-only script.
+    ScriptWrite,
+    /// maxmemory: evict, then refuse what would grow memory (OOM).
+    Memory,
+    /// A RESP2 subscriber may only (un)subscribe, PING, QUIT and RESET.
+    PubSubContext,
+    /// A busy script lets only ALLOW_BUSY commands through (BUSY).
+    Busy,
+    /// A monitor is a replica to Redis: no keyspace access.
+    ReplicaKeyspace,
+}
+
+/// A client's command, in `processCommand`'s order. The checks later
+/// issues add go where the comments say.
+const CLIENT_CHECKS: &[Check] = &[
+    Check::Protected,
+    Check::Auth,
+    Check::NoMulti,
+    // ACL (NOPERM), then the cluster slot check (MOVED/ASK/CROSSSLOT).
+    Check::Memory,
+    // MISCONF (failed save), NOREPLICAS (min-replicas), READONLY (replica).
+    Check::PubSubContext,
+    // MASTERDOWN (stale replica), LOADING.
+    Check::Busy,
+    Check::ReplicaKeyspace,
+];
+
+/// A script's `redis.call`, in `scriptCall`'s order.
+const SCRIPT_CHECKS: &[Check] = &[
+    Check::NoScript,
+    // ACL (NOPERM).
+    Check::ScriptWrite,
+    // READONLY (replica), MISCONF, NOREPLICAS.
+    Check::Memory,
+    // The cluster slot check.
+];
+
+/// Whether Redis lets a resolved command run (or be queued) now: the first
+/// refusal, by the caller's checks in the caller's order. Out of memory,
+/// a client's command first tries to evict.
+pub fn admit(
     srv: &ServerState,
     client: &Client,
     id: usize,
     cmd: &CommandSpec,
-    args: &[&[u8]],
-    top_level: bool,
+    caller: Caller,
     resp3: bool,
-) -> Option<CmdError> {
-    if !client.authenticated && !cmd.has(flags::NO_AUTH) && srv.config.requirepass().is_some() {
-        return Some(CmdError::NoAuth);
+) -> Result<(), CmdError> {
+    let checks = match caller {
+        Caller::Client => CLIENT_CHECKS,
+        Caller::Script(_) => SCRIPT_CHECKS,
+    };
+    for &check in checks {
+        check_one(srv, client, id, cmd, caller, resp3, check)?;
     }
-    if cmd.has(flags::PROTECTED)
-        && !srv
-            .config
-            .debug_command_allowed(client.info.addr.is_local())
-    {
-        return Some(CmdError::msg(format!(
-            "ERR {} command not allowed. If the enable-{}-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.",
-            cmd.name.to_ascii_uppercase(),
-            cmd.name
-        )));
-    }
-    // A monitor is a replica to Redis: commands that read or write keys are
-    // refused.
-    if client.monitoring && cmd.has(flags::READONLY | flags::WRITE | flags::MAY_REPLICATE) {
-        return Some(CmdError::msg(
-            "ERR Replica can't interact with the keyspace",
-        ));
-    }
-    if client.multi.active && cmd.has(flags::NO_MULTI) {
-        return Some(CmdError::msg(
-            "ERR Command not allowed inside a transaction",
-        ));
-    }
-    // (Eviction would wait for the shards a busy script on this thread
-    // holds. A woken blocked command is served as Redis serves it, without
-    // the checks made when it first ran.)
-    if srv.config.maxmemory() > 0 && !super::parked::pumping() && !client.rerunning {
-        let fits = super::evict::ensure_memory(srv, client);
-        // As Redis: an EXEC whose queue holds a command refused when out of
-        // memory is refused too, and nothing but EXEC, DISCARD, QUIT and
-        // RESET may be queued then (a queue would grow without bound).
-        let transaction_control =
-            top_level && matches!(cmd.name, "exec" | "discard" | "quit" | "reset");
-        let refused_when_full = cmd.has(flags::DENYOOM)
-            || (client.multi.active && !transaction_control)
-            || (top_level
-                && cmd.name == "exec"
-                && client.multi.active
-                && client.multi.queued_denyoom);
-        if !fits && refused_when_full {
-            return Some(CmdError::Oom);
+    Ok(())
+}
+
+/// Whether a client's command would be refused by a check that has no
+/// side effects (all but eviction): CLIENT PAUSE holds only commands that
+/// would run.
+pub fn refused_before_pause(
+    srv: &ServerState,
+    client: &Client,
+    id: usize,
+    cmd: &CommandSpec,
+) -> bool {
+    CLIENT_CHECKS
+        .iter()
+        .filter(|c| !matches!(c, Check::Memory))
+        .any(|&c| {
+            let resp3 = client.info.resp.load(Relaxed) == 3;
+            check_one(srv, client, id, cmd, Caller::Client, resp3, c).is_err()
+        })
+}
+
+fn check_one(
+    srv: &ServerState,
+    client: &Client,
+    id: usize,
+    cmd: &CommandSpec,
+    caller: Caller,
+    resp3: bool,
+    check: Check,
+) -> Result<(), CmdError> {
+    let refuse = |msg: &'static str| Err(CmdError::msg(msg));
+    match check {
+        Check::Protected => {
+            if cmd.has(flags::PROTECTED)
+                && !srv
+                    .config
+                    .debug_command_allowed(client.info.addr.is_local())
+            {
+                return Err(CmdError::msg(format!(
+                    "ERR {} command not allowed. If the enable-{}-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.",
+                    cmd.name.to_ascii_uppercase(),
+                    cmd.name
+                )));
+            }
+        }
+        Check::Auth => {
+            if !client.authenticated
+                && !cmd.has(flags::NO_AUTH)
+                && srv.config.requirepass().is_some()
+            {
+                return Err(CmdError::NoAuth);
+            }
+        }
+        Check::NoMulti => {
+            if client.multi.active && cmd.has(flags::NO_MULTI) {
+                return refuse("ERR Command not allowed inside a transaction");
+            }
+        }
+        Check::NoScript => {
+            if cmd.has(flags::NOSCRIPT) {
+                return refuse("ERR This Redis command is not allowed from script");
+            }
+        }
+        Check::ScriptWrite => {
+            if let Caller::Script(rules) = caller {
+                if rules.read_only && cmd.has(flags::WRITE) {
+                    return refuse("ERR Write commands are not allowed from read-only scripts.");
+                }
+            }
+        }
+        Check::Memory => match caller {
+            Caller::Client => {
+                // (Eviction would wait for the shards a busy script on this
+                // thread holds. A woken blocked command is served as Redis
+                // serves it, without the checks made when it first ran.)
+                if srv.config.maxmemory() == 0 || super::parked::pumping() || client.rerunning {
+                    return Ok(());
+                }
+                let fits = super::evict::ensure_memory(srv, client);
+                // Evictions are the server's own deletions, each in its own
+                // place in the stream, not part of the command that caused
+                // them.
+                srv.journal.publish_pending(false);
+                // As Redis: an EXEC whose queue holds a command refused when
+                // out of memory is refused too, and nothing but EXEC,
+                // DISCARD, QUIT and RESET may be queued then (a queue would
+                // grow without bound).
+                let refused_when_full = cmd.has(flags::DENYOOM)
+                    || (client.multi.active && !cmd.has(flags::LEAVES_MULTI))
+                    || (cmd.has(flags::RUNS_QUEUED)
+                        && client.multi.active
+                        && client.multi.queued_denyoom);
+                if !fits && refused_when_full {
+                    return Err(CmdError::Oom);
+                }
+            }
+            Caller::Script(rules) => {
+                // As Redis: by the memory state when the script started, and
+                // only while it has not written yet (a script that has
+                // written must be able to finish).
+                if !rules.allow_oom
+                    && cmd.has(flags::DENYOOM)
+                    && rules.oom_at_start
+                    && !srv.scripts.wrote.load(Relaxed)
+                {
+                    return Err(CmdError::Oom);
+                }
+            }
+        },
+        Check::PubSubContext => {
+            if client.in_resp2_pubsub_mode(resp3) && !cmd.has(flags::PUBSUB_CONTEXT) {
+                return Err(CmdError::msg(format!(
+                    "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+                    commands::by_id(id).map_or(cmd.name, |(n, _)| n)
+                )));
+            }
+        }
+        Check::Busy => {
+            if srv.keyspace.busy.load(Relaxed) && !cmd.has(flags::ALLOW_BUSY) {
+                return Err(commands::scripting::busy_error(srv));
+            }
+        }
+        Check::ReplicaKeyspace => {
+            if client.monitoring && cmd.has(flags::READONLY | flags::WRITE | flags::MAY_REPLICATE) {
+                return refuse("ERR Replica can't interact with the keyspace");
+            }
         }
     }
-    if srv.keyspace.busy.load(Relaxed)
-        && !cmd.has(flags::ALLOW_BUSY)
-        && !is_shutdown_nosave(cmd, args)
-    {
-        return Some(commands::scripting::busy_error(srv));
-    }
-    if client.in_resp2_pubsub_mode(resp3) && !(top_level && allowed_in_pubsub_mode(cmd)) {
-        return Some(CmdError::msg(format!(
-            "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
-            commands::by_id(id).map_or(cmd.name, |(n, _)| n)
-        )));
-    }
-    None
+    Ok(())
 }
 
 /// Wakes clients blocked on keys the command (or EXEC, or script) filled.
@@ -243,10 +376,6 @@ fn signal_ready_keys(srv: &ServerState, client: Option<&mut Client>) {
     }
 }
 
-fn is_shutdown_nosave(cmd: &CommandSpec, args: &[&[u8]]) -> bool {
-    cmd.name == "shutdown" && args.iter().any(|a| a.eq_ignore_ascii_case(b"nosave"))
-}
-
 /// Replies to a command refused before running. Inside MULTI the refusal
 /// dooms the transaction; a refused EXEC discards it with the reason.
 fn reject(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, e: &CmdError, is_exec: bool) {
@@ -270,18 +399,6 @@ fn reject(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, e: &CmdErr
     client.worker.errors_since_last_look();
 }
 
-/// Commands that act at once even between MULTI and EXEC.
-fn runs_inside_multi(cmd: &CommandSpec) -> bool {
-    matches!(
-        cmd.name,
-        "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
-    )
-}
-
-fn allowed_in_pubsub_mode(cmd: &CommandSpec) -> bool {
-    is_subscription_command(cmd) || matches!(cmd.name, "ping" | "quit" | "reset")
-}
-
 /// Runs a resolved, admitted command: the handler, then its accounting.
 /// EXEC and scripts call this for the commands they run.
 pub fn call(
@@ -293,7 +410,7 @@ pub fn call(
     args: &[&[u8]],
     now_ms: i64,
 ) {
-    let touch = if client.no_touch && !is_touch_command(cmd) {
+    let touch = if client.no_touch && !cmd.has(flags::ALWAYS_TOUCHES) {
         Touch::None
     } else {
         access_clock(srv, now_ms)
@@ -305,10 +422,7 @@ pub fn call(
     // As Redis: a read inside a script remembers the keys the script
     // declared (see `scripting::note_script_read`), and the read-only
     // script commands themselves remember nothing.
-    if client.tracking.on
-        && cmd.has(flags::READONLY)
-        && !matches!(cmd.name, "eval_ro" | "evalsha_ro" | "fcall_ro")
-    {
+    if client.tracking.on && cmd.has(flags::READONLY) && !cmd.has(flags::RUNS_SCRIPT) {
         if commands::scripting::in_script() {
             commands::scripting::note_script_read();
         } else if let Ok(idx) = cmd.key_indices(args) {
@@ -325,16 +439,18 @@ pub fn call(
     // costs more than a short command's own work, and this runs twice per
     // command a script calls.)
     let started = quanta::Instant::now();
-    let result = {
+    let dirty_before = effects::dirty();
+    let (result, propagation) = {
         let mut ctx = Ctx {
             srv,
             client,
             out,
             now_ms,
             touch,
+            propagation: Propagation::Own,
         };
         let _abortable = crate::keyspace::AbortableWaits::new(true);
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let result = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             (cmd.handler)(&mut ctx, args)
         })) {
             Ok(r) => r,
@@ -342,8 +458,10 @@ pub fn call(
                 Err(commands::scripting::busy_error(srv))
             }
             Err(payload) => std::panic::resume_unwind(payload),
-        }
+        };
+        (result, ctx.propagation)
     };
+    propagate_own(client, cmd, args, dirty_before, propagation);
     let elapsed_ns = started.elapsed().as_nanos() as u64;
     let elapsed_us = elapsed_ns / 1000;
     let stats = &client.worker.commands[id];
@@ -400,9 +518,40 @@ pub fn call(
     }
 }
 
+/// Records what a command that has run propagates of itself, by its
+/// [`Propagation`]: by default its own arguments when it changed data
+/// (Redis's rule: `server.dirty` moved during the call).
+fn propagate_own(
+    client: &Client,
+    cmd: &CommandSpec,
+    args: &[&[u8]],
+    dirty_before: u64,
+    propagation: Propagation,
+) {
+    // A handler asking for anything else must say so in the table, so
+    // the table tells which commands rewrite their propagation.
+    debug_assert!(
+        matches!(propagation, Propagation::Own) || cmd.has(flags::REWRITES_EFFECTS),
+        "{} chose its propagation without the REWRITES_EFFECTS flag",
+        cmd.name
+    );
+    if !effects::enabled() || cmd.has(flags::NO_AUTO_PROPAGATE) {
+        return;
+    }
+    let changed = effects::dirty() != dirty_before;
+    let own = || args.iter().map(|a| a.to_vec()).collect::<Vec<_>>();
+    match propagation {
+        Propagation::Own if changed => effects::push(client.db, own(), effects::target::ALL),
+        Propagation::As(argv) if changed => effects::push(client.db, argv, effects::target::ALL),
+        Propagation::Forced(targets) => effects::push(client.db, own(), targets),
+        _ => {}
+    }
+}
+
 /// Publishes what the server's own work (active expiry) queued.
 pub fn publish_background_events(srv: &ServerState) {
     use crate::keyspace::events;
+    srv.journal.publish_pending(false);
     for ev in events::take_events() {
         super::pubsub::publish_keyspace_event(srv, &ev, &mut None);
     }
@@ -442,42 +591,64 @@ pub fn deliver_events(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf
     }
 }
 
-/// Looks up the command (and subcommand) and checks the arity.
+/// A command found in the table: its id, its spec, and for a
+/// subcommand the container it belongs to.
+#[derive(Clone, Copy)]
+pub struct Resolved {
+    pub id: usize,
+    pub spec: &'static CommandSpec,
+    pub container: Option<&'static CommandSpec>,
+}
+
 /// The error of a failed resolution, with the command's id when the command
 /// itself was known (for rejected_calls).
 pub(crate) type Unresolved = (Option<usize>, CmdError);
 
-pub(crate) fn resolve(
-    args: &[&[u8]],
-    name: &[u8],
-) -> Result<(usize, &'static CommandSpec), Unresolved> {
-    let Some((id, cmd)) = commands::lookup(name) else {
-        return Err((None, unknown_command(args)));
-    };
-    if cmd.subcommands.is_empty() {
-        if !cmd.arity_ok(args.len()) {
-            return Err((Some(id), CmdError::WrongArity(cmd.name.to_string())));
+/// Looks up the command (and subcommand) and checks the arity: the first
+/// step of every command, worded for its caller.
+pub(crate) fn resolve(args: &[&[u8]], caller: Caller) -> Result<Resolved, Unresolved> {
+    let script = matches!(caller, Caller::Script(_));
+    let unknown = || {
+        if script {
+            CmdError::msg("ERR Unknown Redis command called from script")
+        } else {
+            unknown_command(args)
         }
-        return Ok((id, cmd));
-    }
-    if args.len() < 2 {
+    };
+    let wrong_arity = |name: String| {
+        if script {
+            CmdError::msg("ERR Wrong number of args calling Redis command from script")
+        } else {
+            CmdError::WrongArity(name)
+        }
+    };
+    let Some((id, cmd)) = args.first().and_then(|name| commands::lookup(name)) else {
+        return Err((None, unknown()));
+    };
+    if cmd.subcommands.is_empty() || args.len() < 2 {
         // A container runs itself without a subcommand only if its arity
         // allows that (plain COMMAND).
-        if cmd.arity_ok(args.len()) {
-            return Ok((id, cmd));
+        if !cmd.arity_ok(args.len()) {
+            return Err((Some(id), wrong_arity(cmd.name.to_string())));
         }
-        return Err((Some(id), CmdError::WrongArity(cmd.name.to_string())));
+        return Ok(Resolved {
+            id,
+            spec: cmd,
+            container: None,
+        });
     }
     match commands::lookup_sub(cmd, args[1]) {
         Some((sid, sub)) => {
             if !sub.arity_ok(args.len()) {
-                return Err((
-                    Some(sid),
-                    CmdError::WrongArity(format!("{}|{}", cmd.name, sub.name)),
-                ));
+                return Err((Some(sid), wrong_arity(format!("{}|{}", cmd.name, sub.name))));
             }
-            Ok((sid, sub))
+            Ok(Resolved {
+                id: sid,
+                spec: sub,
+                container: Some(cmd),
+            })
         }
+        None if script => Err((None, unknown())),
         None => Err((None, commands::unknown_subcommand(cmd.name, args[1]))),
     }
 }
@@ -532,10 +703,6 @@ fn finish_reply_mode(client: &mut Client, out: &mut ReplyBuf, mark: usize) {
         // reply; the next command is the one skipped.
         ReplyMode::SkipNext => out.buf.truncate(mark),
     }
-}
-
-fn is_touch_command(cmd: &CommandSpec) -> bool {
-    cmd.name == "touch"
 }
 
 /// The LRU/LFU clock value for accesses made at `now_ms`.

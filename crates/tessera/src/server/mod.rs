@@ -84,6 +84,7 @@ impl ServerState {
             script_lock: Mutex::new(()),
             scripts: crate::scripting::Scripts::new(),
             tracking: Default::default(),
+            journal: Default::default(),
             config,
         }
     }

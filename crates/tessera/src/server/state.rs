@@ -141,6 +141,8 @@ pub struct ServerState {
     pub script_lock: Mutex<()>,
     pub scripts: crate::scripting::Scripts,
     pub tracking: super::tracking::TrackingTable,
+    /// Where the threads' effects are merged into one stream.
+    pub journal: crate::journal::Journal,
 }
 
 impl ServerState {
