@@ -22,6 +22,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+pub mod effects;
+
 use tessera_resp::frame::parse_frame;
 pub use tessera_resp::frame::Frame;
 

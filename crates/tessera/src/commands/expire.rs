@@ -3,7 +3,7 @@
 use super::args::{eq_ic, int, lossy};
 use super::flags::*;
 use super::meta::{arg as a, ks, ksflags::*};
-use super::{acl, CmdError, CmdResult, CommandSpec, Ctx, Handler};
+use super::{acl, argv, deletion_argv, ms_arg, CmdError, CmdResult, CommandSpec, Ctx, Handler};
 use crate::keyspace::events::Class;
 
 /// An expiry command: group `generic`, ACL category `@keyspace`.
@@ -32,7 +32,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "expire",
         -3,
-        WRITE | FAST,
+        WRITE | FAST | REWRITES_EFFECTS,
         "1.0.0",
         "Sets a key's time to live in seconds.",
         expire,
@@ -47,7 +47,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "pexpire",
         -3,
-        WRITE | FAST,
+        WRITE | FAST | REWRITES_EFFECTS,
         "2.6.0",
         "Sets a key's time to live in milliseconds.",
         pexpire,
@@ -62,7 +62,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "expireat",
         -3,
-        WRITE | FAST,
+        WRITE | FAST | REWRITES_EFFECTS,
         "1.2.0",
         "Sets a key's expiry to a Unix time in seconds.",
         expireat,
@@ -77,7 +77,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "pexpireat",
         -3,
-        WRITE | FAST,
+        WRITE | FAST | REWRITES_EFFECTS,
         "2.6.0",
         "Sets a key's expiry to a Unix time in milliseconds.",
         pexpireat,
@@ -197,6 +197,18 @@ fn expire_generic(ctx: &mut Ctx, args: &[&[u8]], seconds: bool, relative: bool) 
         when = when.checked_add(ctx.now_ms).ok_or_else(invalid)?;
     }
     let now = ctx.now_ms;
+    if ctx.propagating() {
+        // As Redis: an absolute time in ms (the conditions as given), or
+        // the deletion that a time in the past makes.
+        if when <= now {
+            let lazy = ctx.srv.config.lazyfree_lazy_expire();
+            ctx.propagate_as(deletion_argv(key, lazy));
+        } else if seconds || relative {
+            let mut v = argv(&[b"PEXPIREAT", key, &ms_arg(when)]);
+            v.extend(args[3..].iter().map(|a| a.to_vec()));
+            ctx.propagate_as(v);
+        }
+    }
     let r = ctx.with_key(key, |db| {
         if db.get_write(key).is_none() {
             return 0;

@@ -100,7 +100,7 @@ static FUNCTION_SUBS: &[CommandSpec] = &[
     cmd(
         "load",
         -3,
-        WRITE | DENYOOM | NOSCRIPT,
+        WRITE | DENYOOM | NOSCRIPT | REWRITES_EFFECTS,
         "7.0.0",
         "Creates a library.",
         function_load,
@@ -114,7 +114,7 @@ static FUNCTION_SUBS: &[CommandSpec] = &[
     cmd(
         "delete",
         3,
-        WRITE | NOSCRIPT,
+        WRITE | NOSCRIPT | REWRITES_EFFECTS,
         "7.0.0",
         "Deletes a library and its functions.",
         function_delete,
@@ -124,7 +124,7 @@ static FUNCTION_SUBS: &[CommandSpec] = &[
     cmd(
         "flush",
         -2,
-        WRITE | NOSCRIPT,
+        WRITE | NOSCRIPT | REWRITES_EFFECTS,
         "7.0.0",
         "Deletes all libraries and functions.",
         function_flush,
@@ -164,7 +164,7 @@ static FUNCTION_SUBS: &[CommandSpec] = &[
     cmd(
         "restore",
         -3,
-        WRITE | DENYOOM | NOSCRIPT,
+        WRITE | DENYOOM | NOSCRIPT | REWRITES_EFFECTS,
         "7.0.0",
         "Restores all libraries from a payload.",
         function_restore,
@@ -275,7 +275,7 @@ fn call_function(ctx: &mut Ctx, args: &[&[u8]], ro_command: bool) -> CmdResult {
 /// Replaces the library registry through `f`; on success every thread's
 /// Lua state is rebuilt to match.
 fn change_libraries<R>(
-    ctx: &Ctx,
+    ctx: &mut Ctx,
     f: impl FnOnce(&mut Libraries) -> Result<R, String>,
 ) -> Result<R, CmdError> {
     let r = {
@@ -283,6 +283,8 @@ fn change_libraries<R>(
         f(&mut libs).map_err(CmdError::msg)?
     };
     ctx.srv.scripts.generation.fetch_add(1, Relaxed);
+    // As Redis: a change of the libraries is propagated as the command.
+    ctx.force_propagate(crate::keyspace::effects::target::ALL);
     Ok(r)
 }
 

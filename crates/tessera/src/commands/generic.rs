@@ -151,7 +151,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     )
     .group("server")
     .tips(&["request_policy:all_shards", "response_policy:agg_sum"]),
-    cmd("flushdb", -1, WRITE, "1.0.0", "Removes all keys from the current database.", flushdb)
+    cmd("flushdb", -1, WRITE | REWRITES_EFFECTS, "1.0.0", "Removes all keys from the current database.", flushdb)
         .acl(acl::KEYSPACE | acl::DANGEROUS)
         .group("server")
         .complexity("O(N) where N is the number of keys in the selected database")
@@ -161,7 +161,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             ("6.2.0", "Added the `SYNC` flushing mode modifier."),
         ])
         .args(&[ASYNC.optional()]),
-    cmd("flushall", -1, WRITE, "1.0.0", "Removes all keys from all databases.", flushall)
+    cmd("flushall", -1, WRITE | REWRITES_EFFECTS, "1.0.0", "Removes all keys from all databases.", flushall)
         .acl(acl::KEYSPACE | acl::DANGEROUS)
         .group("server")
         .complexity("O(N) where N is the total number of keys in all databases")
@@ -171,7 +171,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             ("6.2.0", "Added the `SYNC` flushing mode modifier."),
         ])
         .args(&[ASYNC.optional()]),
-    cmd("swapdb", 3, WRITE | FAST, "4.0.0", "Exchanges the contents of two databases.", swapdb)
+    cmd("swapdb", 3, WRITE | FAST | REWRITES_EFFECTS, "4.0.0", "Exchanges the contents of two databases.", swapdb)
         .acl(acl::KEYSPACE | acl::DANGEROUS)
         .group("server")
         .complexity(
@@ -385,6 +385,7 @@ fn copy(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let fresh = db.new_entry(copied.value);
         db.table_in(target_db, dst).insert_expiring(dst, fresh, at);
         db.table_in(target_db, dst).touch_watched(dst);
+        db.note_change();
         events::invalidate(dst);
         events::notify(Class::GENERIC, "copy_to", target_db, dst);
         1
@@ -696,6 +697,8 @@ fn flush_mode(args: &[&[u8]], lazy_default: bool) -> Result<bool, CmdError> {
 
 fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let lazy = flush_mode(args, ctx.srv.config.lazyfree_lazy_user_flush())?;
+    // As Redis: propagated even when there was nothing to flush.
+    ctx.force_propagate(crate::keyspace::effects::target::ALL);
     let db = ctx.client.db;
     let now_ms = ctx.now_ms;
     let old: Vec<_> = ctx.with_all(|locks| {
@@ -717,6 +720,8 @@ fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn flushall(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let lazy = flush_mode(args, ctx.srv.config.lazyfree_lazy_user_flush())?;
+    // As Redis: propagated even when there was nothing to flush.
+    ctx.force_propagate(crate::keyspace::effects::target::ALL);
     let now_ms = ctx.now_ms;
     let old: Vec<_> = ctx.with_all(|locks| {
         locks
@@ -755,6 +760,7 @@ fn swapdb(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if a < 0 || a >= n || b < 0 || b >= n {
         return Err(CmdError::DbIndexOutOfRange);
     }
+    ctx.force_propagate(crate::keyspace::effects::target::ALL);
     if a != b {
         let now_ms = ctx.now_ms;
         ctx.with_all(|locks| {

@@ -121,7 +121,7 @@ static GEORADIUS_KEYS: [KeySpecDef; 3] = radius_key_specs(6);
 static GEORADIUSBYMEMBER_KEYS: [KeySpecDef; 3] = radius_key_specs(5);
 
 pub static COMMANDS: &[CommandSpec] = &[
-    cmd("geoadd", -5, WRITE | DENYOOM, "3.2.0", "Adds members with longitude and latitude to a geospatial index; creates the key if needed.", geoadd)
+    cmd("geoadd", -5, WRITE | DENYOOM | REWRITES_EFFECTS, "3.2.0", "Adds members with longitude and latitude to a geospatial index; creates the key if needed.", geoadd)
         .complexity(
             "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
         )
@@ -441,6 +441,16 @@ fn geoadd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         xx,
         ..AddFlags::default()
     };
+    if ctx.propagating() {
+        // As Redis, which runs GEOADD as the ZADD it rewrites it into.
+        let mut v = super::argv(&[b"zadd".as_slice()]);
+        v.extend(args[1..i].iter().map(|a| a.to_vec()));
+        for (t, &score) in triples.chunks_exact(3).zip(&scores) {
+            v.push(super::ms_arg(score as i64));
+            v.push(t[2].to_vec());
+        }
+        ctx.propagate_as(v);
+    }
     let limits = ctx.limits();
     let (ka, out) = ctx.split();
     let (added, updated) = ka.with_key(key, |db| {

@@ -90,7 +90,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd("hincrby", 4, WRITE | DENYOOM | FAST, "2.0.0", "Adds an integer to the integer value of a field in a hash.", hincrby)
         .key_specs(&[ks(RW | ACCESS | UPDATE, 1, 0, 1)])
         .args(&[a::key("key", 0), a::string("field"), a::integer("increment")]),
-    cmd("hincrbyfloat", 4, WRITE | DENYOOM | FAST, "2.6.0", "Adds a floating point number to the value of a field in a hash.", hincrbyfloat)
+    cmd("hincrbyfloat", 4, WRITE | DENYOOM | FAST | REWRITES_EFFECTS, "2.6.0", "Adds a floating point number to the value of a field in a hash.", hincrbyfloat)
         .key_specs(&[ks(RW | ACCESS | UPDATE, 1, 0, 1)])
         .args(&[a::key("key", 0), a::string("field"), a::double("increment")]),
     cmd("hrandfield", -2, READONLY, "6.2.0", "Returns random fields (optionally with their values) of a hash.", hrandfield)
@@ -486,6 +486,11 @@ fn hincrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         h.set(field, &sum, &limits);
         Ok(sum)
     })?;
+    // As Redis: the value, not the increment (float rounding on a replica
+    // could differ).
+    if ctx.propagating() {
+        ctx.propagate_as(super::argv(&[b"HSET", key, field, &result]));
+    }
     ctx.out.bulk(&result);
     ctx.signal_ready(key);
     Ok(())

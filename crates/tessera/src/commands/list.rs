@@ -145,7 +145,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "ltrim",
         4,
-        WRITE,
+        WRITE | REWRITES_EFFECTS,
         "1.0.0",
         "Keeps only a range of a list's elements; deletes the list if nothing is left.",
         ltrim,
@@ -223,7 +223,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "lmpop",
         -4,
-        WRITE,
+        WRITE | REWRITES_EFFECTS,
         "7.0.0",
         "Pops elements from the first non-empty list among several.",
         lmpop,
@@ -247,7 +247,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "blpop",
         -3,
-        WRITE | NOSCRIPT | BLOCKING,
+        WRITE | NOSCRIPT | BLOCKING | REWRITES_EFFECTS,
         "2.0.0",
         "Pops the first element of the first non-empty list, or blocks until one is available.",
         blpop,
@@ -259,7 +259,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "brpop",
         -3,
-        WRITE | NOSCRIPT | BLOCKING,
+        WRITE | NOSCRIPT | BLOCKING | REWRITES_EFFECTS,
         "2.0.0",
         "Pops the last element of the first non-empty list, or blocks until one is available.",
         brpop,
@@ -271,7 +271,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "blmove",
         6,
-        WRITE | DENYOOM | NOSCRIPT | BLOCKING,
+        WRITE | DENYOOM | NOSCRIPT | BLOCKING | REWRITES_EFFECTS,
         "6.2.0",
         "Moves an element from one list to another, blocking until the source has one.",
         blmove,
@@ -287,7 +287,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "brpoplpush",
         4,
-        WRITE | DENYOOM | NOSCRIPT | BLOCKING,
+        WRITE | DENYOOM | NOSCRIPT | BLOCKING | REWRITES_EFFECTS,
         "2.2.0",
         "Pops the last element of a list onto the head of another, blocking until there is one.",
         brpoplpush,
@@ -303,7 +303,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "blmpop",
         -5,
-        WRITE | BLOCKING,
+        WRITE | BLOCKING | REWRITES_EFFECTS,
         "7.0.0",
         "Pops elements from the first non-empty list among several, or blocks until one has some.",
         blmpop,
@@ -613,9 +613,9 @@ fn ltrim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let key = args[1];
     let start = int(args[2])?;
     let end = int(args[3])?;
-    ctx.with_key(key, |db| -> CmdResult {
+    ctx.with_key(key, |db| -> Result<bool, CmdError> {
         let Some(l) = as_list(db.get_write(key))? else {
-            return Ok(());
+            return Ok(false);
         };
         let len = l.len();
         match clamp_range(start, end, len) {
@@ -623,12 +623,20 @@ fn ltrim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             Some((s, e)) => l.trim(s, len - e - 1),
         }
         let emptied = l.is_empty();
+        let trimmed = l.len() != len;
         db.changed(key, Class::LIST, "ltrim");
         if emptied {
             db.remove(key);
             db.notify(Class::GENERIC, "del", key);
         }
-        Ok(())
+        Ok(trimmed)
+    })
+    .map(|trimmed| {
+        // As Redis: WATCH sees even a trim that removed nothing, but only
+        // a removal is propagated.
+        if !trimmed {
+            ctx.no_propagate();
+        }
     })?;
     ctx.out.ok();
     Ok(())
@@ -885,6 +893,7 @@ fn blmove_generic(
     from: End,
     to: End,
     deadline: Option<i64>,
+    rewritten: Vec<Vec<u8>>,
 ) -> CmdResult {
     // Woken, a source that now holds another type keeps the client blocked
     // (Redis serves list waiters only from lists); a wrong-type destination
@@ -903,6 +912,7 @@ fn blmove_generic(
     let (ka, out) = ctx.split();
     let moved = ka.with_keys([src, dst], |db| move_one(db, src, dst, from, to, out))?;
     if moved {
+        ctx.propagate_as(rewritten);
         ctx.signal_ready(dst);
     } else if can_block(ctx) {
         // Redis answers a timed-out BLMOVE with a null *array* (all
@@ -919,12 +929,15 @@ fn blmove(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let from = end_arg(args[3])?;
     let to = end_arg(args[4])?;
     let deadline = block_timeout(args[5], ctx.now_ms)?;
-    blmove_generic(ctx, args[1], args[2], from, to, deadline)
+    // As Redis: served, it propagates as the plain LMOVE.
+    let plain = super::argv(&[b"LMOVE", args[1], args[2], args[3], args[4]]);
+    blmove_generic(ctx, args[1], args[2], from, to, deadline, plain)
 }
 
 fn brpoplpush(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let deadline = block_timeout(args[3], ctx.now_ms)?;
-    blmove_generic(ctx, args[1], args[2], End::Tail, End::Head, deadline)
+    let plain = super::argv(&[b"RPOPLPUSH", args[1], args[2]]);
+    blmove_generic(ctx, args[1], args[2], End::Tail, End::Head, deadline, plain)
 }
 
 // ---- pops from several keys ---------------------------------------------------------------
@@ -932,15 +945,15 @@ fn brpoplpush(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 /// Pops from the first non-empty list of `keys` (a key of another type
 /// stops the scan with WRONGTYPE, as in Redis). `count` None: BLPOP's reply
 /// `[key, element]`; Some(n): LMPOP's `[key, [elements...]]`. Returns
-/// whether something was popped.
+/// the index of the key popped from and how many elements it gave.
 fn pop_first(
     db: &mut Db,
     keys: &[&[u8]],
     end: End,
     count: Option<usize>,
     out: &mut ReplyBuf,
-) -> Result<bool, CmdError> {
-    for &key in keys {
+) -> Result<Option<(usize, usize)>, CmdError> {
+    for (i, &key) in keys.iter().enumerate() {
         let Some(l) = as_list(db.get_write(key))? else {
             continue;
         };
@@ -949,17 +962,40 @@ fn pop_first(
         }
         out.array(2);
         out.bulk(key);
-        match count {
+        let popped = match count {
             None => {
                 l.pop_with(end, |v| out.bulk(v));
+                1
             }
-            Some(n) => pop_many(l, end, n, out),
-        }
+            Some(n) => {
+                let popped = n.min(l.len());
+                pop_many(l, end, n, out);
+                popped
+            }
+        };
         db.changed(key, Class::LIST, pop_event(end));
         drop_if_empty(db, key);
-        return Ok(true);
+        return Ok(Some((i, popped)));
     }
-    Ok(false)
+    Ok(None)
+}
+
+/// How a pop from several keys (or a blocking pop) propagates, as Redis
+/// rewrites it: the plain pop from the key served, with the count when one
+/// was given (`LPOP key n`).
+fn propagate_pop(ctx: &mut Ctx, key: &[u8], end: End, count: Option<usize>) {
+    if !ctx.propagating() {
+        return;
+    }
+    let name: &[u8] = match end {
+        End::Head => b"LPOP",
+        End::Tail => b"RPOP",
+    };
+    let mut v = super::argv(&[name, key]);
+    if let Some(n) = count {
+        v.push(super::ms_arg(n as i64));
+    }
+    ctx.propagate_as(v);
 }
 
 /// The keys a (re-)run of a blocking pop may serve from: when woken, only
@@ -975,6 +1011,7 @@ fn serve_keys<'a>(ctx: &'a Ctx, keys: &'a [&'a [u8]]) -> Vec<&'a [u8]> {
 /// Pops for a blocking command, from the woken key only when re-run: a
 /// woken key of another type or with nothing left keeps the client
 /// blocked instead of failing it.
+/// Whether it popped; it propagates the pop as the plain command.
 fn pop_for_blocked(
     ctx: &mut Ctx,
     keys: &[&[u8]],
@@ -983,17 +1020,22 @@ fn pop_for_blocked(
 ) -> Result<bool, CmdError> {
     let order: Vec<Vec<u8>> = serve_keys(ctx, keys).iter().map(|k| k.to_vec()).collect();
     let woken = ctx.client.woken_by.is_some() && order.len() == 1;
-    let order: Vec<&[u8]> = order.iter().map(|k| k.as_slice()).collect();
+    let order_refs: Vec<&[u8]> = order.iter().map(|k| k.as_slice()).collect();
     let (ka, out) = ctx.split();
     let r = ka.with_keys(keys.iter().copied(), |db| {
-        pop_first(db, &order, end, count, out)
+        pop_first(db, &order_refs, end, count, out)
     });
     match r {
         Err(_) if woken => {
             ctx.client.woken_wrong_type = true;
             Ok(false)
         }
-        other => other,
+        Ok(Some((i, popped))) => {
+            propagate_pop(ctx, &order[i], end, count.map(|_| popped));
+            Ok(true)
+        }
+        Ok(None) => Ok(false),
+        Err(e) => Err(e),
     }
 }
 
@@ -1059,8 +1101,9 @@ fn lmpop(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let served = ka.with_keys(keys.iter().copied(), |db| {
         pop_first(db, keys, end, Some(count), out)
     })?;
-    if !served {
-        ctx.out.null_array();
+    match served {
+        Some((i, popped)) => propagate_pop(ctx, keys[i], end, Some(popped)),
+        None => ctx.out.null_array(),
     }
     Ok(())
 }

@@ -43,7 +43,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "O(N+M) where N is the number of patterns the client is already subscribed and M is the number of total patterns subscribed in the system (by any client).",
         )
         .args(&[a::pattern("pattern").optional().multiple()]),
-    cmd("publish", 3, PUBSUB | LOADING | STALE | FAST | MAY_REPLICATE, "2.0.0", "Posts a message to a channel.", publish)
+    cmd("publish", 3, PUBSUB | LOADING | STALE | FAST | MAY_REPLICATE | REWRITES_EFFECTS, "2.0.0", "Posts a message to a channel.", publish)
         .complexity(
             "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).",
         )
@@ -58,7 +58,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         .key_specs(&[ks(NOT_KEY, 1, -1, 1)])
         .getkeys(no_keys)
         .args(&[a::string("shardchannel").optional().multiple()]),
-    cmd("spublish", 3, PUBSUB | LOADING | STALE | FAST | MAY_REPLICATE, "7.0.0", "Post a message to a shard channel", spublish)
+    cmd("spublish", 3, PUBSUB | LOADING | STALE | FAST | MAY_REPLICATE | REWRITES_EFFECTS, "7.0.0", "Post a message to a shard channel", spublish)
         .complexity(
             "O(N) where N is the number of clients subscribed to the receiving shard channel.",
         )
@@ -234,6 +234,9 @@ type Publisher = fn(&PubSub, &ServerState, &[u8], &[u8], Option<(u64, &mut Reply
 /// goes out before the script's reply, as Redis writes it while the
 /// script runs.
 fn publish_as(ctx: &mut Ctx, args: &[&[u8]], publisher: Publisher) -> CmdResult {
+    // As Redis (not in cluster mode): replicas get every message, the AOF
+    // none.
+    ctx.force_propagate(crate::keyspace::effects::target::REPL);
     let id = ctx.client.id;
     let n = if crate::commands::scripting::in_script() {
         let mut own = ReplyBuf::new(crate::commands::scripting::caller_protocol());

@@ -77,7 +77,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         .tips(&["nondeterministic_output"])
         .history(&[("2.6.0", "Added the optional `count` argument.")])
         .args(&[a::key("key", 0), a::integer("count").since("2.6.0").optional()]),
-    cmd("spop", -2, WRITE | FAST, "1.0.0", "Removes and returns random members of a set.", spop)
+    cmd("spop", -2, WRITE | FAST | REWRITES_EFFECTS, "1.0.0", "Removes and returns random members of a set.", spop)
         .complexity(
             "Without the count argument O(1), otherwise O(N) where N is the value of the passed count.",
         )
@@ -360,25 +360,41 @@ fn spop(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
         _ => return Err(CmdError::Syntax),
     };
+    let propagating = ctx.propagating();
     let (ka, out) = ctx.split();
-    ka.with_key(key, |db| {
+    // What Redis propagates instead of SPOP (which replays randomly): SREM
+    // of the members popped, or DEL of a set popped whole.
+    let mut popped: Vec<Vec<u8>> = Vec::new();
+    let whole = ka.with_key(key, |db| {
+        let dbi = db.db;
+        let mut note = |m: &Member| {
+            if propagating {
+                popped.push(match m {
+                    Member::Int(n) => itoa::Buffer::new().format(*n).as_bytes().to_vec(),
+                    Member::Str(b) => b.to_vec(),
+                });
+            }
+        };
         let Some(s) = as_set(db.get_write(key))? else {
             match count {
                 None => out.null(),
                 Some(_) => out.set(0),
             }
-            return Ok(());
+            return Ok(false);
         };
         let len = s.len();
         let mut rng = rand::thread_rng();
         match count {
             None => {
                 let mut at = [rng.gen_range(0..len.max(1))];
-                s.remove_indices(&mut at, |m| bulk_member(out, m));
+                s.remove_indices(&mut at, |m| {
+                    note(&m);
+                    bulk_member(out, m)
+                });
             }
             Some(0) => {
                 out.set(0);
-                return Ok(());
+                return Ok(false);
             }
             Some(c) if c >= len as u64 => {
                 // Everything goes: reply the members, then drop the key.
@@ -389,12 +405,25 @@ fn spop(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 db.notify(Class::SET, "spop", key);
                 db.remove(key);
                 db.changed(key, Class::GENERIC, "del");
-                return Ok(());
+                return Ok(true);
             }
             Some(c) => {
                 let mut at = rand::seq::index::sample(&mut rng, len, c as usize).into_vec();
                 out.set(at.len());
-                s.remove_indices(&mut at, |m| bulk_member(out, m));
+                s.remove_indices(&mut at, |m| {
+                    note(&m);
+                    bulk_member(out, m)
+                });
+                if propagating {
+                    // One SREM per member, each in order under the lock.
+                    for m in popped.drain(..) {
+                        crate::keyspace::effects::push(
+                            dbi,
+                            vec![b"SREM".to_vec(), key.to_vec(), m],
+                            crate::keyspace::effects::target::ALL,
+                        );
+                    }
+                }
             }
         }
         let emptied = s.is_empty();
@@ -403,8 +432,18 @@ fn spop(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             db.remove(key);
             db.notify(Class::GENERIC, "del", key);
         }
-        Ok(())
-    })
+        Ok(false)
+    })?;
+    if propagating {
+        if whole {
+            ctx.propagate_as(super::argv(&[b"DEL", key]));
+        } else if let [member] = popped.as_slice() {
+            ctx.propagate_as(super::argv(&[b"SREM", key, member]));
+        } else {
+            ctx.no_propagate();
+        }
+    }
+    Ok(())
 }
 
 fn sscan(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {

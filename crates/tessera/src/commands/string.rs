@@ -3,7 +3,7 @@
 use super::args::{eq_ic, int};
 use super::flags::*;
 use super::meta::{arg as a, ks, ksflags::*};
-use super::{acl, CmdError, CmdResult, CommandSpec, Ctx, Handler};
+use super::{acl, argv, deletion_argv, ms_arg, CmdError, CmdResult, CommandSpec, Ctx, Handler};
 use crate::keyspace::events::Class;
 use crate::keyspace::{Db, Entry};
 use crate::types::{StrValue, Value};
@@ -29,7 +29,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "set",
         -3,
-        WRITE | DENYOOM,
+        WRITE | DENYOOM | REWRITES_EFFECTS,
         "1.0.0",
         "Sets the string value of a key, with optional conditions and expiry.",
         set,
@@ -66,13 +66,13 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd("setnx", 3, WRITE | DENYOOM | FAST, "1.0.0", "Sets a key only if it does not exist.", setnx)
         .key_specs(&[ks(OW | INSERT, 1, 0, 1)])
         .args(&[a::key("key", 0), a::string("value")]),
-    cmd("setex", 4, WRITE | DENYOOM, "2.0.0", "Sets a key with a time to live in seconds.", setex)
+    cmd("setex", 4, WRITE | DENYOOM | REWRITES_EFFECTS, "2.0.0", "Sets a key with a time to live in seconds.", setex)
         .key_specs(&[ks(OW | UPDATE, 1, 0, 1)])
         .args(&[a::key("key", 0), a::integer("seconds"), a::string("value")]),
     cmd(
         "psetex",
         4,
-        WRITE | DENYOOM,
+        WRITE | DENYOOM | REWRITES_EFFECTS,
         "2.6.0",
         "Sets a key with a time to live in milliseconds.",
         psetex,
@@ -104,7 +104,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "getset",
         3,
-        WRITE | DENYOOM | FAST,
+        WRITE | DENYOOM | FAST | REWRITES_EFFECTS,
         "1.0.0",
         "Sets a key and returns its previous value.",
         getset,
@@ -112,13 +112,13 @@ pub static COMMANDS: &[CommandSpec] = &[
     .key_specs(&[ks(RW | ACCESS | UPDATE, 1, 0, 1)])
     .deprecated("6.2.0", "`SET` with the `!GET` argument")
     .args(&[a::key("key", 0), a::string("value")]),
-    cmd("getdel", 2, WRITE | FAST, "6.2.0", "Returns a key's value and deletes the key.", getdel)
+    cmd("getdel", 2, WRITE | FAST | REWRITES_EFFECTS, "6.2.0", "Returns a key's value and deletes the key.", getdel)
         .key_specs(&[ks(RW | ACCESS | DELETE, 1, 0, 1)])
         .args(&[a::key("key", 0)]),
     cmd(
         "getex",
         -2,
-        WRITE | FAST,
+        WRITE | FAST | REWRITES_EFFECTS,
         "6.2.0",
         "Returns a key's value and optionally changes its expiry.",
         getex,
@@ -206,7 +206,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "incrbyfloat",
         3,
-        WRITE | DENYOOM | FAST,
+        WRITE | DENYOOM | FAST | REWRITES_EFFECTS,
         "2.6.0",
         "Increments a key's value by a floating point number.",
         incrbyfloat,
@@ -364,6 +364,17 @@ fn set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
         _ => None,
     };
+    if ctx.propagating() {
+        // As Redis: a SET with an expiry propagates as SET PXAT (a replica
+        // or the AOF replays it later), and GET is left out.
+        if let Some(at) = expire_at {
+            ctx.propagate_as(argv(&[b"SET", key, val, b"PXAT", &ms_arg(at)]));
+        } else if get_old {
+            ctx.propagate_as(argv(
+                &args.iter().filter(|a| !eq_ic(a, "get")).collect::<Vec<_>>(),
+            ));
+        }
+    }
     let (ka, out) = ctx.split();
     ka.with_key(key, |db| {
         let entry = db.new_entry(Value::Str(StrValue::from_bytes(val)));
@@ -458,6 +469,9 @@ fn setnx(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn set_with_ttl(ctx: &mut Ctx, args: &[&[u8]], kind: ExpireArg, name: &str) -> CmdResult {
     let (key, val) = (args[1], args[3]);
     let at = expire_at_ms(kind, args[2], ctx.now_ms, name)?;
+    if ctx.propagating() {
+        ctx.propagate_as(argv(&[b"SET", key, val, b"PXAT", &ms_arg(at)]));
+    }
     ctx.with_key(key, |db| {
         let e = db.new_entry(Value::Str(StrValue::from_bytes(val)));
         // One probe when the key is live or absent; an expired old key is
@@ -541,6 +555,9 @@ fn msetnx(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn getset(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (key, val) = (args[1], args[2]);
+    if ctx.propagating() {
+        ctx.propagate_as(argv(&[b"SET", key, val]));
+    }
     let (ka, out) = ctx.split();
     ka.with_key(key, |db| {
         match read_str(db.get_read(key))? {
@@ -558,6 +575,10 @@ fn getset(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn getdel(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let key = args[1];
+    if ctx.propagating() {
+        let lazy = ctx.srv.config.lazyfree_lazy_user_del();
+        ctx.propagate_as(deletion_argv(key, lazy));
+    }
     let (ka, out) = ctx.split();
     ka.with_key(key, |db| {
         match read_str(db.get_read(key))? {
@@ -599,6 +620,7 @@ fn getex(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     let (ka, out) = ctx.split();
     let now = ka.now_ms;
+    let mut expire_at = None;
     ka.with_key(key, |db| {
         match read_str(db.get_read(key))? {
             Some(s) => {
@@ -608,6 +630,7 @@ fn getex(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                     ExpireArg::None | ExpireArg::Persist | ExpireArg::KeepTtl => None,
                     k => Some(expire_at_ms(k, raw, now, "getex")?),
                 };
+                expire_at = at;
                 let mut b = itoa::Buffer::new();
                 out.bulk(s.as_bytes(&mut b));
                 match (exp, at) {
@@ -628,8 +651,21 @@ fn getex(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             }
             None => out.null(),
         }
-        Ok(())
-    })
+        Ok::<(), CmdError>(())
+    })?;
+    if ctx.propagating() {
+        // As Redis: the new expiry as an absolute time, or the deletion a
+        // time in the past made.
+        match expire_at {
+            Some(at) if at <= now => {
+                let lazy = ctx.srv.config.lazyfree_lazy_expire();
+                ctx.propagate_as(deletion_argv(key, lazy));
+            }
+            Some(at) => ctx.propagate_as(argv(&[b"PEXPIREAT", key, &ms_arg(at)])),
+            None => ctx.propagate_as(argv(&[b"PERSIST", key])),
+        }
+    }
+    Ok(())
 }
 
 /// Redis refuses to grow a string past proto-max-bulk-len.
@@ -738,7 +774,14 @@ fn incrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let e = db.new_entry(Value::Str(StrValue::from_bytes_no_int(&result)));
         db.table(key).insert_expiring(key, e, keep);
         db.changed(key, Class::STRING, "incrbyfloat");
-        Ok(())
+        Ok::<Vec<u8>, CmdError>(result)
+    })
+    .map(|result| {
+        // As Redis: the value, not the increment (float rounding on a
+        // replica could differ), keeping the TTL.
+        if ctx.propagating() {
+            ctx.propagate_as(argv(&[b"SET", key, &result, b"KEEPTTL"]));
+        }
     })
 }
 

@@ -234,17 +234,17 @@ pub static COMMANDS: &[CommandSpec] = &[
         )
         .key_specs(&[ks(RW | ACCESS | DELETE, 1, 0, 1)])
         .args(&[a::key("key", 0), a::integer("count").optional()]),
-    cmd("bzpopmin", -3, WRITE | NOSCRIPT | BLOCKING | FAST, "5.0.0", "Pops the lowest-scored member of the first non-empty sorted set, blocking until one is available.", bzpopmin)
+    cmd("bzpopmin", -3, WRITE | NOSCRIPT | BLOCKING | FAST | REWRITES_EFFECTS, "5.0.0", "Pops the lowest-scored member of the first non-empty sorted set, blocking until one is available.", bzpopmin)
         .complexity("O(log(N)) with N being the number of elements in the sorted set.")
         .key_specs(&[ks(RW | ACCESS | DELETE, 1, -2, 1)])
         .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
         .args(&[a::key("key", 0).multiple(), a::double("timeout")]),
-    cmd("bzpopmax", -3, WRITE | NOSCRIPT | BLOCKING | FAST, "5.0.0", "Pops the highest-scored member of the first non-empty sorted set, blocking until one is available.", bzpopmax)
+    cmd("bzpopmax", -3, WRITE | NOSCRIPT | BLOCKING | FAST | REWRITES_EFFECTS, "5.0.0", "Pops the highest-scored member of the first non-empty sorted set, blocking until one is available.", bzpopmax)
         .complexity("O(log(N)) with N being the number of elements in the sorted set.")
         .key_specs(&[ks(RW | ACCESS | DELETE, 1, -2, 1)])
         .history(&[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")])
         .args(&[a::key("key", 0).multiple(), a::double("timeout")]),
-    cmd("zmpop", -4, WRITE, "7.0.0", "Pops members with the lowest or highest scores from the first non-empty sorted set.", zmpop)
+    cmd("zmpop", -4, WRITE | REWRITES_EFFECTS, "7.0.0", "Pops members with the lowest or highest scores from the first non-empty sorted set.", zmpop)
         .complexity(
             "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
         )
@@ -261,7 +261,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             a::oneof("where", &[a::pure("min", "MIN"), a::pure("max", "MAX")]),
             a::integer("count").token("COUNT").optional(),
         ]),
-    cmd("bzmpop", -5, WRITE | BLOCKING, "7.0.0", "Pops members with the lowest or highest scores from the first non-empty sorted set, blocking until one is available.", bzmpop)
+    cmd("bzmpop", -5, WRITE | BLOCKING | REWRITES_EFFECTS, "7.0.0", "Pops members with the lowest or highest scores from the first non-empty sorted set, blocking until one is available.", bzmpop)
         .complexity(
             "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
         )
@@ -1187,7 +1187,9 @@ fn bzpopmax(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 /// Pops up to `count` elements from the first non-empty sorted set among
 /// `keys` (a wrong-type key met first is an error), replying with the key
 /// first: `[key, member, score]` for BZPOPMIN/MAX, `[key, [[m, s], ...]]`
-/// for (B)ZMPOP. Returns whether anything was served.
+/// for (B)ZMPOP. Returns whether anything was served, and propagates the
+/// pop as Redis rewrites it: ZPOPMIN/ZPOPMAX of the key served, with the
+/// number popped for (B)ZMPOP.
 fn pop_first(
     ctx: &mut Ctx,
     keys: &[&[u8]],
@@ -1230,16 +1232,28 @@ fn pop_first(
                 db.remove(k);
                 db.notify(Class::GENERIC, "del", k);
             }
-            return Ok(true);
+            return Ok(Some((k.to_vec(), n)));
         }
-        Ok(false)
+        Ok(None)
     });
     match r {
         Err(_) if woken.is_some() => {
             ctx.client.woken_wrong_type = true;
             Ok(false)
         }
-        other => other,
+        Ok(Some((key, n))) => {
+            if ctx.propagating() {
+                let name: &[u8] = if max { b"ZPOPMAX" } else { b"ZPOPMIN" };
+                let mut v = super::argv(&[name, &key]);
+                if nested {
+                    v.push(super::ms_arg(n as i64));
+                }
+                ctx.propagate_as(v);
+            }
+            Ok(true)
+        }
+        Ok(None) => Ok(false),
+        Err(e) => Err(e),
     }
 }
 

@@ -815,6 +815,14 @@ impl Db<'_, '_> {
         effects::note_change();
     }
 
+    /// Counts a change of data that [`Db::signal_modified`] does not see
+    /// (a key written in another database, a change Redis counts without
+    /// signalling): the command then propagates.
+    #[inline]
+    pub fn note_change(&self) {
+        effects::note_change();
+    }
+
     /// Both of the above: the usual pair after a successful write.
     #[inline]
     pub fn changed(&mut self, key: &[u8], class: u32, event: &'static str) {
