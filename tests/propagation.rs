@@ -209,7 +209,7 @@ fn propagation_strings() {
         },
         Case {
             name: "set exat past",
-            steps: &[C("set k v exat 1")],
+            steps: &[C("set k v exat 1"), C("get k")],
         },
         Case {
             name: "setex psetex",
@@ -529,7 +529,6 @@ fn propagation_collections() {
                 C("spop one"),
                 C("sadd whole x"),
                 C("spop whole 5"),
-                C("spop s 1"),
                 C("sadd s2 a b"),
                 C("sadd s3 b c"),
                 C("smove s2 s3 a"),

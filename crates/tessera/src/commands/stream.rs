@@ -40,7 +40,7 @@ const fn cmd(
 }
 
 pub static COMMANDS: &[CommandSpec] = &[
-    cmd("xadd", -5, WRITE | DENYOOM | FAST, "5.0.0", "Appends a new entry to a stream, creating the stream if needed.", xadd)
+    cmd("xadd", -5, WRITE | DENYOOM | FAST | REWRITES_EFFECTS, "5.0.0", "Appends a new entry to a stream, creating the stream if needed.", xadd)
         .complexity(
             "O(1) when adding a new entry, O(N) when trimming where N being the number of entries evicted.",
         )
@@ -109,7 +109,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         )
         .key_specs(&[ks(RW | DELETE, 1, 0, 1)])
         .args(&[a::key("key", 0), a::string("id").multiple()]),
-    cmd("xtrim", -4, WRITE, "5.0.0", "Deletes the oldest entries of a stream.", xtrim)
+    cmd("xtrim", -4, WRITE | REWRITES_EFFECTS, "5.0.0", "Deletes the oldest entries of a stream.", xtrim)
         .complexity(
             "O(N), with N being the number of evicted entries. Constant times are very small however, since entries are organized in macro nodes containing multiple entries that can be released with a single deallocation.",
         )
@@ -150,7 +150,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             a::block("streams", &[a::key("key", 0).multiple(), a::string("id").multiple()])
                 .token("STREAMS"),
         ]),
-    cmd("xreadgroup", -7, WRITE | BLOCKING, "5.0.0", "Returns new or pending entries of streams for a consumer of a group, optionally blocking.", xreadgroup)
+    cmd("xreadgroup", -7, WRITE | BLOCKING | REWRITES_EFFECTS, "5.0.0", "Returns new or pending entries of streams for a consumer of a group, optionally blocking.", xreadgroup)
     .getkeys(xread_keys)
         .complexity(
             "For each stream mentioned: O(M) with M being the number of elements returned. If M is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to serve the N clients blocked on the stream getting new data.",
@@ -200,7 +200,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             )
             .optional(),
         ]),
-    cmd("xclaim", -6, WRITE | FAST, "5.0.0", "Transfers ownership of pending messages to another consumer of the group.", xclaim)
+    cmd("xclaim", -6, WRITE | FAST | REWRITES_EFFECTS, "5.0.0", "Transfers ownership of pending messages to another consumer of the group.", xclaim)
         .complexity(
             "O(log N) with N being the number of messages in the PEL of the consumer group.",
         )
@@ -219,7 +219,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             a::pure("justid", "JUSTID").optional(),
             a::string("id").token("LASTID").optional(),
         ]),
-    cmd("xautoclaim", -6, WRITE | FAST, "6.2.0", "Transfers ownership of pending messages matching criteria to another consumer.", xautoclaim)
+    cmd("xautoclaim", -6, WRITE | FAST | REWRITES_EFFECTS, "6.2.0", "Transfers ownership of pending messages matching criteria to another consumer.", xautoclaim)
         .complexity("O(1) if COUNT is small.")
         .key_specs(&[ks(RW | DELETE, 1, 0, 1)])
         .tips(&["nondeterministic_output"])
@@ -521,6 +521,9 @@ struct TrimArgs {
     trim: Option<Trim>,
     approx: bool,
     limit: u64,
+    /// Index of the MAXLEN/MINID threshold argument (a `~` is just before
+    /// it when `approx`).
+    threshold_at: usize,
 }
 
 struct AddArgs {
@@ -537,6 +540,7 @@ fn parse_add_trim(args: &[&[u8]], xadd: bool, node_max_entries: u64) -> Result<A
     let mut trim: Option<Trim> = None;
     let mut approx = false;
     let mut limit: Option<i64> = None;
+    let mut threshold_at = 0;
     let mut nomkstream = false;
     let mut id = None;
     let argc = args.len();
@@ -565,6 +569,7 @@ fn parse_add_trim(args: &[&[u8]], xadd: bool, node_max_entries: u64) -> Result<A
                 return Err(CmdError::msg("ERR The MAXLEN argument must be >= 0."));
             }
             i += 1;
+            threshold_at = i;
             trim = Some(Trim::MaxLen(n as u64));
         } else if eq_ic(opt, "minid") && more > 0 {
             if trim.is_some() {
@@ -580,6 +585,7 @@ fn parse_add_trim(args: &[&[u8]], xadd: bool, node_max_entries: u64) -> Result<A
             }
             let m = strict_id(args[i + 1])?;
             i += 1;
+            threshold_at = i;
             trim = Some(Trim::MinId(m));
         } else if eq_ic(opt, "limit") && more > 0 {
             let n = int(args[i + 1])?;
@@ -625,11 +631,26 @@ fn parse_add_trim(args: &[&[u8]], xadd: bool, node_max_entries: u64) -> Result<A
             trim,
             approx,
             limit,
+            threshold_at,
         },
         nomkstream,
         id,
         idpos: i,
     })
+}
+
+/// Redis rewrites an approximate trim for replicas and the AOF as the
+/// exact one it came to: `~` becomes `=`, the threshold the stream's
+/// length (MAXLEN) or its first entry (MINID) after trimming.
+fn rewrite_approx_trim(v: &mut [Vec<u8>], t: &TrimArgs, s: &StreamValue) {
+    if !t.approx || t.threshold_at == 0 || t.threshold_at >= v.len() {
+        return;
+    }
+    v[t.threshold_at - 1] = b"=".to_vec();
+    v[t.threshold_at] = match t.trim {
+        Some(Trim::MaxLen(_)) => itoa::Buffer::new().format(s.len()).as_bytes().to_vec(),
+        _ => s.edge_id(false).unwrap_or(StreamId::MAX).to_bytes(),
+    };
 }
 
 fn xadd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
@@ -649,6 +670,8 @@ fn xadd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     let pairs = &args[field_pos..];
     let now = ctx.now_ms;
+    let propagating = ctx.propagating();
+    let mut rewritten: Option<Vec<Vec<u8>>> = None;
     let (ka, out) = ctx.split();
     let added = ka.with_key(key, |db| -> Result<bool, CmdError> {
         if as_stream(db.get_write(key))?.is_none() {
@@ -701,12 +724,25 @@ fn xadd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             Some(t) => s.trim(t, p.trim.approx, p.trim.limit),
             None => 0,
         };
+        if propagating {
+            // As Redis: the ID it chose for `*` and `ms-*`, and an exact
+            // trim for an approximate one.
+            let mut v: Vec<Vec<u8>> = args.iter().map(|a| a.to_vec()).collect();
+            if !matches!(p.id, Some((_, true))) {
+                v[p.idpos] = id.to_bytes();
+            }
+            rewrite_approx_trim(&mut v, &p.trim, s);
+            rewritten = Some(v);
+        }
         db.changed(key, Class::STREAM, "xadd");
         if trimmed > 0 {
             db.notify(Class::STREAM, "xtrim", key);
         }
         Ok(true)
     })?;
+    if let Some(v) = rewritten {
+        ctx.propagate_as(v);
+    }
     if added {
         ctx.signal_ready(key);
     }
@@ -717,16 +753,29 @@ fn xtrim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let key = args[1];
     let limits = node_limits(ctx);
     let p = parse_add_trim(args, false, limits.max_entries as u64)?;
+    let propagating = ctx.propagating();
+    let mut rewritten: Option<Vec<Vec<u8>>> = None;
     let n = ctx.with_key(key, |db| -> Result<u64, CmdError> {
         let Some(s) = as_stream(db.get_write(key))? else {
             return Ok(0);
         };
-        let n = s.trim(p.trim.trim.expect("strategy"), p.trim.approx, p.trim.limit);
+        let Some(trim) = p.trim.trim else {
+            return Ok(0);
+        };
+        let n = s.trim(trim, p.trim.approx, p.trim.limit);
         if n > 0 {
+            if propagating && p.trim.approx {
+                let mut v: Vec<Vec<u8>> = args.iter().map(|a| a.to_vec()).collect();
+                rewrite_approx_trim(&mut v, &p.trim, s);
+                rewritten = Some(v);
+            }
             db.changed(key, Class::STREAM, "xtrim");
         }
         Ok(n)
     })?;
+    if let Some(v) = rewritten {
+        ctx.propagate_as(v);
+    }
     ctx.out.int(n as i64);
     Ok(())
 }
@@ -937,6 +986,7 @@ fn read_group_new(
     noack: bool,
     now: i64,
     out: &mut ReplyBuf,
+    effects: Option<GroupEffects>,
 ) {
     let last = s.groups.get(group).map_or(StreamId::MIN, |g| g.last_id);
     let Some(start) = last.incr() else {
@@ -957,13 +1007,94 @@ fn read_group_new(
     });
     out.array(ids.len());
     out.raw(&tmp.buf);
-    for id in ids {
+    for &id in &ids {
         s.advance_group(group, id);
         if !noack {
             if let Some(g) = s.groups.get_mut(group) {
                 g.assign(id, consumer, now, 1);
             }
+            if let Some(fx) = &effects {
+                fx.claimed(group, consumer, id, now, 1, id);
+            }
         }
+    }
+    if let (Some(fx), true, Some(g)) = (&effects, noack, s.groups.get(group)) {
+        if !ids.is_empty() {
+            // Nothing became pending: replicas learn where the group stands.
+            if fx.consumer_created {
+                fx.push(&[b"XGROUP", b"CREATECONSUMER", fx.key, group, consumer]);
+            }
+            fx.group_position(group, g);
+        }
+    }
+}
+
+/// Where a consumer group read or claim propagates what it changed (the
+/// stream's database and key), as Redis does: one XCLAIM per entry that
+/// became pending for its consumer, or for NOACK reads the group's new
+/// last ID.
+struct GroupEffects<'k> {
+    db: usize,
+    key: &'k [u8],
+    consumer_created: bool,
+}
+
+impl GroupEffects<'_> {
+    /// `XGROUP SETID key group last ENTRIESREAD n`.
+    fn group_position(&self, group: &[u8], g: &Group) {
+        let entries_read = itoa::Buffer::new()
+            .format(g.entries_read)
+            .as_bytes()
+            .to_vec();
+        self.push(&[
+            b"XGROUP",
+            b"SETID",
+            self.key,
+            group,
+            &g.last_id.to_bytes(),
+            b"ENTRIESREAD",
+            &entries_read,
+        ]);
+    }
+
+    fn push(&self, parts: &[&[u8]]) {
+        crate::keyspace::effects::push(
+            self.db,
+            super::argv(parts),
+            crate::keyspace::effects::target::ALL,
+        );
+    }
+
+    /// `XCLAIM key group consumer 0 id TIME ms RETRYCOUNT n FORCE JUSTID
+    /// LASTID last`: the pending entry as it now stands.
+    fn claimed(
+        &self,
+        group: &[u8],
+        consumer: &[u8],
+        id: StreamId,
+        time: i64,
+        count: u64,
+        last: StreamId,
+    ) {
+        let mut b = itoa::Buffer::new();
+        let time = b.format(time).as_bytes().to_vec();
+        let count = itoa::Buffer::new().format(count).as_bytes().to_vec();
+        self.push(&[
+            b"XCLAIM",
+            self.key,
+            group,
+            consumer,
+            b"0",
+            &id.to_bytes(),
+            b"TIME",
+            &time,
+            b"RETRYCOUNT",
+            &count,
+            b"FORCE",
+            b"JUSTID",
+            b"LASTID",
+            &last.to_bytes(),
+        ]);
     }
 }
 
@@ -1042,6 +1173,11 @@ fn xread_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) -> CmdResult {
     let now = ctx.now_ms;
     let me = ctx.client.id;
     let db_index = ctx.client.db;
+    // XREADGROUP propagates what it changed (GroupEffects), never itself.
+    let propagating = xreadgroup && ctx.propagating();
+    if xreadgroup {
+        ctx.no_propagate();
+    }
     let blocking = &ctx.srv.blocking;
     let (ka, out) = ctx.split();
     let mut resolved: Vec<StreamId> = Vec::with_capacity(keys.len());
@@ -1169,7 +1305,12 @@ fn xread_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) -> CmdResult {
                         let start = gt.incr().unwrap_or(StreamId::MIN);
                         read_group_history(s, group, &name, start, r.count, now, &mut tmp);
                     } else {
-                        read_group_new(s, group, &name, r.count, r.noack, now, &mut tmp);
+                        let effects = propagating.then_some(GroupEffects {
+                            db: db_index,
+                            key,
+                            consumer_created: created,
+                        });
+                        read_group_new(s, group, &name, r.count, r.noack, now, &mut tmp, effects);
                     }
                     if created {
                         db.notify(Class::STREAM, "xgroup-createconsumer", key);
@@ -1357,6 +1498,7 @@ fn xgroup_create(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         // Group and ID changes (XGROUP, XSETID) notify but are not
         // modifications of the key in Redis's sense: WATCH and client-side
         // caching are left alone, as redis-server 7.0 does.
+        db.note_change();
         db.notify(Class::STREAM, "xgroup-create", key);
         Ok(())
     })?;
@@ -1382,6 +1524,7 @@ fn xgroup_setid(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let g = s.groups.get_mut(args[3]).expect("group");
         g.last_id = id;
         g.entries_read = entries_read;
+        db.note_change();
         db.notify(Class::STREAM, "xgroup-setid", key);
         Ok(())
     })?;
@@ -1395,6 +1538,7 @@ fn xgroup_destroy(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         xgroup_precheck(db, args, false, false)?;
         let s = as_stream(db.get_write(key))?.expect("stream");
         if s.groups.remove(args[3]).is_some() {
+            db.note_change();
             db.notify(Class::STREAM, "xgroup-destroy", key);
             Ok(1)
         } else {
@@ -1418,6 +1562,7 @@ fn xgroup_createconsumer(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let g = s.groups.get_mut(args[3]).expect("group");
         let (_, created) = g.consumer_or_create(args[4], now);
         if created {
+            db.note_change();
             db.notify(Class::STREAM, "xgroup-createconsumer", key);
         }
         Ok(created as i64)
@@ -1435,6 +1580,7 @@ fn xgroup_delconsumer(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let Some(pending) = g.delete_consumer(args[4]) else {
             return Ok(0);
         };
+        db.note_change();
         db.notify(Class::STREAM, "xgroup-delconsumer", key);
         Ok(pending as i64)
     })?;
@@ -1493,7 +1639,11 @@ fn xack(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             .iter()
             .map(|a| strict_id(a))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(ids.into_iter().filter(|id| g.remove_nack(*id)).count() as i64)
+        let acked = ids.into_iter().filter(|id| g.remove_nack(*id)).count() as i64;
+        if acked > 0 {
+            db.note_change();
+        }
+        Ok(acked)
     })?;
     ctx.out.int(n);
     Ok(())
@@ -1606,6 +1756,14 @@ fn reply_claimed(out: &mut ReplyBuf, s: &StreamValue, id: StreamId, justid: bool
 fn xclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let key = args[1];
     let now = ctx.now_ms;
+    // XCLAIM propagates each claim in a fixed form (GroupEffects), never
+    // itself.
+    let effects = ctx.propagating().then_some(GroupEffects {
+        db: ctx.client.db,
+        key,
+        consumer_created: false,
+    });
+    ctx.no_propagate();
     let (ka, out) = ctx.split();
     ka.with_key(key, |db| {
         let s = as_stream(db.get_read(key))?;
@@ -1662,10 +1820,12 @@ fn xclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             j += 1;
         }
         let group = args[2];
+        let mut propagate_last_id = false;
         {
             let g = s.groups.get_mut(group).expect("group");
             if last_id > g.last_id {
                 g.last_id = last_id;
+                propagate_last_id = true;
             }
         }
         if deliverytime < 0 || deliverytime > now {
@@ -1679,6 +1839,19 @@ fn xclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             let exists = s.exists(id);
             let g = s.groups.get_mut(group).expect("group");
             if !exists {
+                // A pending entry whose message is gone leaves the PEL; its
+                // claim as it stood tells replicas to drop it too.
+                if let (Some(fx), Some(nk)) = (&effects, g.pel.get(&id)) {
+                    fx.claimed(
+                        group,
+                        &nk.consumer,
+                        id,
+                        nk.delivery_time,
+                        nk.delivery_count,
+                        g.last_id,
+                    );
+                    propagate_last_id = false;
+                }
                 g.remove_nack(id);
                 continue;
             }
@@ -1713,8 +1886,17 @@ fn xclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             if let Some(c) = g.consumers.get_mut(&name) {
                 c.seen_time = now;
             }
+            if let Some(fx) = &effects {
+                fx.claimed(group, &name, id, deliverytime, count, g.last_id);
+                propagate_last_id = false;
+            }
             reply_claimed(&mut tmp, s, id, justid);
             n += 1;
+        }
+        if let (Some(fx), true) = (&effects, propagate_last_id) {
+            if let Some(g) = s.groups.get(group) {
+                fx.group_position(group, g);
+            }
         }
         out.array(n);
         out.raw(&tmp.buf);
@@ -1731,12 +1913,19 @@ fn xautoclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     // Redis looks the key up before it reads the arguments: a bad argument
     // still counts a hit or a miss (and notifies "keymiss").
     let options = xautoclaim_options(args);
+    let effects = ctx.propagating().then_some(GroupEffects {
+        db: ctx.client.db,
+        key,
+        consumer_created: false,
+    });
+    ctx.no_propagate();
     let (ka, out) = ctx.split();
     ka.with_key(key, |db| {
         let looked_up = as_stream(db.get_read(key)).map(|s| s.is_some());
         let (minidle, start, count, justid) = options?;
         looked_up?;
-        xautoclaim_in(db, key, args, now, (minidle, start, count, justid), out)
+        let options = (minidle, start, count, justid);
+        xautoclaim_in(db, key, args, now, options, out, effects)
     })
 }
 
@@ -1776,6 +1965,7 @@ fn xautoclaim_in(
     now: i64,
     (minidle, start, mut count, justid): (i64, StreamId, i64, bool),
     out: &mut ReplyBuf,
+    effects: Option<GroupEffects>,
 ) -> CmdResult {
     let s = as_stream(db.get_write(key))?;
     let Some(s) = s.filter(|s| s.groups.contains_key(args[2])) else {
@@ -1824,6 +2014,16 @@ fn xautoclaim_in(
         let exists = s.exists(id);
         let g = s.groups.get_mut(group).expect("group");
         if !exists {
+            if let (Some(fx), Some(nk)) = (&effects, g.pel.get(&id)) {
+                fx.claimed(
+                    group,
+                    &nk.consumer,
+                    id,
+                    nk.delivery_time,
+                    nk.delivery_count,
+                    g.last_id,
+                );
+            }
             g.remove_nack(id);
             deleted.push(id);
             count -= 1;
@@ -1851,7 +2051,11 @@ fn xautoclaim_in(
             }
         };
         let dc = g.pel[&id].delivery_count;
-        g.assign(id, &name, now, if justid { dc } else { dc + 1 });
+        let dc = if justid { dc } else { dc + 1 };
+        g.assign(id, &name, now, dc);
+        if let Some(fx) = &effects {
+            fx.claimed(group, &name, id, now, dc, g.last_id);
+        }
         reply_claimed(&mut tmp, s, id, justid);
         n += 1;
         count -= 1;
@@ -2143,6 +2347,7 @@ fn xsetid(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         if !max_del.is_zero() {
             s.max_deleted_id = max_del;
         }
+        db.note_change();
         db.notify(Class::STREAM, "xsetid", key);
         Ok(())
     })?;
