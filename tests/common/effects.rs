@@ -234,12 +234,40 @@ pub fn fmt(cmd: &Command) -> String {
 /// (both look like Unix ms, after 2001): those may differ by `tolerance_ms`, since the two
 /// servers read their clocks at different moments. Returns the first difference.
 pub fn compare(reference: &[Command], target: &[Command], tolerance_ms: i64) -> Result<(), String> {
-    let show = |s: &[Command]| s.iter().map(fmt).collect::<Vec<_>>().join("\n    ");
+    // The ops around the first difference, each cut to a readable length.
+    let show = |s: &[Command], i: usize| {
+        let from = i.saturating_sub(3);
+        let to = (i + 4).min(s.len());
+        let mut lines: Vec<String> = s
+            .get(from..to)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .map(|(k, c)| {
+                let mut line = fmt(c);
+                if line.len() > 300 {
+                    let mut cut = 300;
+                    while !line.is_char_boundary(cut) {
+                        cut -= 1;
+                    }
+                    line.truncate(cut);
+                    line.push_str("...");
+                }
+                format!("{}{line}", if from + k == i { ">> " } else { "   " })
+            })
+            .collect();
+        if to <= i {
+            lines.push(">> (nothing)".into());
+        }
+        lines.join("\n    ")
+    };
     let differs = |i: usize| {
         Err(format!(
-            "first difference at op {i}\n  redis:\n    {}\n  target:\n    {}",
-            show(reference),
-            show(target)
+            "first difference at op {i} (of {} and {})\n  redis:\n    {}\n  target:\n    {}",
+            reference.len(),
+            target.len(),
+            show(reference, i),
+            show(target, i)
         ))
     };
     for i in 0..reference.len().max(target.len()) {

@@ -13,8 +13,13 @@
 //! * `DIFF_BATCH=N`: commands per pipelined batch (default 200).
 //! * `DIFF_TRACE=1`: print every pipelined command and redis-server's reply.
 //! * `DIFF_STATS=1`: print, per command name, how many were sent and how many got an error.
+//! * `DIFF_EFFECTS=0`: do not compare the effects streams. By default, after every batch (and
+//!   every command run on its own) what each server propagated to replicas is compared too
+//!   (`common/effects.rs`), with active expiry off on both servers so that deletions happen at
+//!   the same commands; not for the pubsub family, whose subscribers would hear the marks.
 //! * `TESSERA_TEST_TARGET=redis`: the target is redis-server too (checks the harness itself).
 
+use super::common::effects::{self, EffectsReader, EFFECTS_ARGS, REDIS_SYNC_ARGS};
 use super::common::{fmt_command, fmt_frame, Frame, RawClient, TestServer};
 use super::gen::{mutate, unknown_command, Cmd, Cmp, Ctx, Family};
 use rand::rngs::StdRng;
@@ -96,7 +101,19 @@ struct Run<'a> {
     trace: bool,
     /// The batch last sent (the failing command and whatever was pipelined behind it).
     in_flight: Vec<(u64, Cmd)>,
+    /// The two servers' effects streams, when they are compared.
+    effects: Option<[SideEffects; 2]>,
 }
+
+/// One server's effects stream and the connection its marks go through (never in MULTI or
+/// subscribed, unlike the generated stream's).
+struct SideEffects {
+    reader: EffectsReader,
+    marks: RawClient,
+}
+
+/// How far apart the two servers may put one propagated timestamp.
+const EFFECTS_TOLERANCE_MS: i64 = 5_000;
 
 /// One run: fresh servers, `n` generated commands, then a full comparison of the final state.
 pub fn run(family: &Family, seed: u64, n: u64, resp3: bool) {
@@ -110,8 +127,31 @@ pub fn run(family: &Family, seed: u64, n: u64, resp3: bool) {
         if resp3 { "RESP3" } else { "RESP2" }
     );
 
-    let reference = TestServer::redis();
-    let target = TestServer::start();
+    let compare_effects = env_flag("DIFF_EFFECTS").unwrap_or(true) && family.name != "pubsub";
+    let mut server_args: Vec<&str> = Vec::new();
+    if compare_effects {
+        server_args.extend_from_slice(EFFECTS_ARGS);
+    }
+    let mut redis_args = server_args.clone();
+    if compare_effects {
+        redis_args.extend_from_slice(REDIS_SYNC_ARGS);
+    }
+    let reference = TestServer::redis_with(&redis_args);
+    let target = if compare_effects && super::common::target_is_redis() {
+        TestServer::start_with(&redis_args)
+    } else {
+        TestServer::start_with(&server_args)
+    };
+    let effects = compare_effects.then(|| {
+        [&reference, &target].map(|server| {
+            let mut marks = server.raw();
+            marks.call(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+            SideEffects {
+                reader: EffectsReader::attach(server),
+                marks,
+            }
+        })
+    });
     let mut run = Run {
         family,
         seed,
@@ -131,6 +171,7 @@ pub fn run(family: &Family, seed: u64, n: u64, resp3: bool) {
         stats: BTreeMap::new(),
         trace: env_flag("DIFF_TRACE").unwrap_or(false),
         in_flight: Vec::new(),
+        effects,
     };
     if resp3 {
         for side in [&mut run.reference, &mut run.target] {
@@ -165,15 +206,19 @@ pub fn run(family: &Family, seed: u64, n: u64, resp3: bool) {
         ctx.step += 1;
         if c.cmp.is_sync() {
             run.exec_batch(&mut pending);
+            run.compare_effects(step, true);
             run.exec_sync(step, &c);
+            run.compare_effects(step, effects_comparable(&c));
         } else {
             pending.push((step, c));
             if pending.len() >= batch {
                 run.exec_batch(&mut pending);
+                run.compare_effects(step, true);
             }
         }
     }
     run.exec_batch(&mut pending);
+    run.compare_effects(run.n, true);
     run.final_state_check();
     run.target.server.assert_healthy();
     if env_flag("DIFF_STATS").unwrap_or(false) {
@@ -188,7 +233,46 @@ pub fn run(family: &Family, seed: u64, n: u64, resp3: bool) {
     );
 }
 
+/// Whether a command's effects are the same on both servers by construction. Two steps replay
+/// differently on the two sides: SPOP (the reference is made to remove what the target popped,
+/// see `sets.rs`, with one SREM where the target propagates its own rewrite) and FUNCTION DUMP
+/// (the target alone restores its own dump, see `functions.rs`).
+fn effects_comparable(c: &Cmd) -> bool {
+    let named = |i: usize, name: &[u8]| c.args.get(i).is_some_and(|a| a.eq_ignore_ascii_case(name));
+    !(matches!(c.cmp, Cmp::Custom(_))
+        && (named(0, b"SPOP") || (named(0, b"FUNCTION") && named(1, b"DUMP"))))
+}
+
 impl Run<'_> {
+    /// Reads both effects streams up to a new mark and compares them (`compare`: otherwise just
+    /// skips what each propagated).
+    fn compare_effects(&mut self, step: u64, compare: bool) {
+        let Some(sides) = self.effects.as_mut() else {
+            return;
+        };
+        let streams = sides.each_mut().map(|side| {
+            let mark = side.reader.mark(&mut side.marks);
+            side.reader.until_mark(&mark)
+        });
+        if !compare {
+            return;
+        }
+        if let Err(e) = effects::compare(&streams[0], &streams[1], EFFECTS_TOLERANCE_MS) {
+            let args = self
+                .in_flight
+                .last()
+                .map(|(_, c)| c.args.clone())
+                .unwrap_or_default();
+            self.fail(
+                step,
+                "different effects (propagated commands)",
+                &args,
+                &e,
+                "(see above)",
+            );
+        }
+    }
+
     fn remember(&mut self, step: u64, c: &Cmd) {
         if self.history.len() == HISTORY {
             self.history.pop_front();

@@ -135,11 +135,32 @@ fn run_side(args: &[Vec<u8>], main: &mut RawClient) -> Result<Vec<String>, Strin
             out.push(fmt_frame(&main.call(&argv)));
         }
         for (i, conn) in side.conns.iter_mut().enumerate() {
-            let frames: Vec<String> = frames_before_pong(conn)?.iter().map(fmt_frame).collect();
+            let mut frames: Vec<String> = frames_before_pong(conn)?.iter().map(fmt_frame).collect();
+            sort_flush_runs(&mut frames);
             out.push(format!("connection {i}: {}", frames.join(" | ")));
         }
         Ok(out)
     })
+}
+
+/// Sorts each run of adjacent "everything is invalid" messages (a FLUSH's null): several trackers
+/// redirecting to one receiver each send one, in the order of redis-server's client list, which
+/// its cron keeps rotating, so their relative order there depends on timing.
+fn sort_flush_runs(frames: &mut [String]) {
+    let is_flush = |f: &String| f.ends_with("(nil)]") || f.ends_with("(null)]");
+    let mut start = 0;
+    while start < frames.len() {
+        let mut end = start;
+        while end < frames.len() && is_flush(&frames[end]) {
+            end += 1;
+        }
+        if end > start {
+            frames[start..end].sort();
+            start = end;
+        } else {
+            start += 1;
+        }
+    }
 }
 
 fn check(

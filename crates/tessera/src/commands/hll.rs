@@ -255,6 +255,10 @@ fn pfdebug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         };
         let v = sketch(e)?.make_raw();
         let word = |w: &str| c_str_prefix(sub, usize::MAX).eq_ignore_ascii_case(w);
+        // As Redis: a conversion to dense changes the value, so the command
+        // propagates (a replica converts too).
+        let was_sparse = hll::encoding(v) == hll::SPARSE;
+        let converts = word("getreg") || word("todense");
         if word("getreg") {
             hll::sparse_to_dense(v).map_err(corrupt)?;
             out.array(hll::REGISTERS);
@@ -273,7 +277,6 @@ fn pfdebug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 b"sparse"
             });
         } else if word("todense") {
-            let was_sparse = hll::encoding(v) == hll::SPARSE;
             hll::sparse_to_dense(v).map_err(corrupt)?;
             out.int(was_sparse as i64);
         } else {
@@ -281,6 +284,9 @@ fn pfdebug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 "ERR Unknown PFDEBUG subcommand '{}'",
                 c_str_prefix(sub, usize::MAX)
             )));
+        }
+        if converts && was_sparse {
+            db.note_change();
         }
         Ok(())
     })

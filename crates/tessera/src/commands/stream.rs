@@ -649,7 +649,7 @@ fn rewrite_approx_trim(v: &mut [Vec<u8>], t: &TrimArgs, s: &StreamValue) {
     v[t.threshold_at - 1] = b"=".to_vec();
     v[t.threshold_at] = match t.trim {
         Some(Trim::MaxLen(_)) => itoa::Buffer::new().format(s.len()).as_bytes().to_vec(),
-        _ => s.edge_id(false).unwrap_or(StreamId::MAX).to_bytes(),
+        _ => s.first_stored_id().unwrap_or(StreamId::MAX).to_bytes(),
     };
 }
 
@@ -1021,9 +1021,6 @@ fn read_group_new(
     if let (Some(fx), true, Some(g)) = (&effects, noack, s.groups.get(group)) {
         if !ids.is_empty() {
             // Nothing became pending: replicas learn where the group stands.
-            if fx.consumer_created {
-                fx.push(&[b"XGROUP", b"CREATECONSUMER", fx.key, group, consumer]);
-            }
             fx.group_position(group, g);
         }
     }
@@ -1036,7 +1033,6 @@ fn read_group_new(
 struct GroupEffects<'k> {
     db: usize,
     key: &'k [u8],
-    consumer_created: bool,
 }
 
 impl GroupEffects<'_> {
@@ -1297,6 +1293,15 @@ fn xread_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) -> CmdResult {
                     if let Some(c) = g.consumers.get_mut(&name) {
                         c.seen_time = now;
                     }
+                    // As Redis: a consumer a NOACK read creates is created on
+                    // replicas too (no XCLAIM will name it).
+                    if propagating && created && r.noack {
+                        crate::keyspace::effects::push(
+                            db_index,
+                            super::argv(&[b"XGROUP".as_slice(), b"CREATECONSUMER", key, group, consumer]),
+                            crate::keyspace::effects::target::ALL,
+                        );
+                    }
                     if !tmp.resp3() {
                         tmp.array(2);
                     }
@@ -1305,11 +1310,7 @@ fn xread_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) -> CmdResult {
                         let start = gt.incr().unwrap_or(StreamId::MIN);
                         read_group_history(s, group, &name, start, r.count, now, &mut tmp);
                     } else {
-                        let effects = propagating.then_some(GroupEffects {
-                            db: db_index,
-                            key,
-                            consumer_created: created,
-                        });
+                        let effects = propagating.then_some(GroupEffects { db: db_index, key });
                         read_group_new(s, group, &name, r.count, r.noack, now, &mut tmp, effects);
                     }
                     if created {
@@ -1761,7 +1762,6 @@ fn xclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let effects = ctx.propagating().then_some(GroupEffects {
         db: ctx.client.db,
         key,
-        consumer_created: false,
     });
     ctx.no_propagate();
     let (ka, out) = ctx.split();
@@ -1916,7 +1916,6 @@ fn xautoclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let effects = ctx.propagating().then_some(GroupEffects {
         db: ctx.client.db,
         key,
-        consumer_created: false,
     });
     ctx.no_propagate();
     let (ka, out) = ctx.split();

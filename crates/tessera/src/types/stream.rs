@@ -960,6 +960,14 @@ impl StreamValue {
         found
     }
 
+    /// The first entry's ID counting deleted entries still stored (Redis's
+    /// streamGetEdgeID without skipping tombstones); None without entries.
+    pub fn first_stored_id(&self) -> Option<StreamId> {
+        self.nodes
+            .iter()
+            .find_map(|(master, node)| node.raw_entries(*master).next().map(|e| e.id))
+    }
+
     /// Redis's streamLastValidID: the last live entry, 0-0 when empty.
     pub fn last_valid_id(&self) -> StreamId {
         self.edge_id(true).unwrap_or_default()
