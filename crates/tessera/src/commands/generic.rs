@@ -104,7 +104,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         )
         .tips(&["request_policy:all_shards", "nondeterministic_output_order"])
         .args(&[a::pattern("pattern")]),
-    cmd("scan", -2, READONLY, "2.8.0", "Iterates over the key names in the database.", scan)
+    cmd("scan", -2, READONLY | TOUCHES_ARBITRARY_KEYS, "2.8.0", "Iterates over the key names in the database.", scan)
         .complexity(
             "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.",
         )
@@ -119,7 +119,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "randomkey",
         1,
-        READONLY,
+        READONLY | TOUCHES_ARBITRARY_KEYS,
         "1.0.0",
         "Returns a random key name from the database.",
         randomkey,

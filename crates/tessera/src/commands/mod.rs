@@ -100,6 +100,9 @@ pub mod flags {
     pub const KEEPS_CACHING: u64 = 1 << 30;
     /// Internal: touches its keys' access time even under CLIENT NO-TOUCH.
     pub const ALWAYS_TOUCHES: u64 = 1 << 31;
+    /// Internal: may delete expired keys anywhere (SCAN, RANDOMKEY): run
+    /// directly, its deletions propagate one by one, not as a transaction.
+    pub const TOUCHES_ARBITRARY_KEYS: u64 = 1 << 32;
 
     /// The flags COMMAND INFO shows, in its order.
     pub const NAMES: &[(u64, &str)] = &[

@@ -98,7 +98,8 @@ fn execute_command(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, a
     // Events and ready keys queued on this thread while a busy script runs
     // here are the script's, to be delivered when it ends.
     if !super::parked::pumping() {
-        srv.journal.publish_pending(true);
+        srv.journal
+            .publish_pending(!cmd.has(flags::TOUCHES_ARBITRARY_KEYS));
         deliver_events(srv, client, out, mark);
         signal_ready_keys(srv, Some(client));
     }
