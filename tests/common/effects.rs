@@ -101,7 +101,7 @@ impl EffectsReader {
             assert!(
                 Instant::now() < deadline,
                 "mark {mark} not seen in the effects stream; so far: {}",
-                out.iter().map(|c| fmt(c)).collect::<Vec<_>>().join(" | ")
+                out.iter().map(fmt).collect::<Vec<_>>().join(" | ")
             );
             self.fill();
         }

@@ -982,8 +982,7 @@ fn read_group_new(
     s: &mut StreamValue,
     group: &[u8],
     consumer: &Arc<[u8]>,
-    count: i64,
-    noack: bool,
+    (count, noack): (i64, bool),
     now: i64,
     out: &mut ReplyBuf,
     effects: Option<GroupEffects>,
@@ -1311,7 +1310,7 @@ fn xread_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) -> CmdResult {
                         read_group_history(s, group, &name, start, r.count, now, &mut tmp);
                     } else {
                         let effects = propagating.then_some(GroupEffects { db: db_index, key });
-                        read_group_new(s, group, &name, r.count, r.noack, now, &mut tmp, effects);
+                        read_group_new(s, group, &name, (r.count, r.noack), now, &mut tmp, effects);
                     }
                     if created {
                         db.notify(Class::STREAM, "xgroup-createconsumer", key);
