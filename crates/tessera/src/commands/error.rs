@@ -29,6 +29,34 @@ pub enum CmdError {
     Oom,
     #[error("NOAUTH Authentication required.")]
     NoAuth,
+    // The codes that callers (clients, the cluster proxy, failover) branch
+    // on, each with Redis 7.0's exact text; the checks that raise the ones
+    // not used yet plug into `dispatch::admit` (see ARCHITECTURE).
+    #[error("NOSCRIPT No matching script. Please use EVAL.")]
+    NoScript,
+    /// A script past busy-reply-threshold; `function`: it is an FCALL.
+    #[error(
+        "BUSY Redis is busy running a script. You can only call {} or SHUTDOWN NOSAVE.",
+        if *function { "FUNCTION KILL" } else { "SCRIPT KILL" }
+    )]
+    Busy { function: bool },
+    #[error("LOADING Redis is loading the dataset in memory")]
+    Loading,
+    #[error("READONLY You can't write against a read only replica.")]
+    ReadOnly,
+    #[error("NOREPLICAS Not enough good replicas to write.")]
+    NoReplicas,
+    #[error("MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.")]
+    Misconf,
+    /// The rest of the NOPERM text (it names the command, key or channel).
+    #[error("NOPERM {0}")]
+    NoPerm(Cow<'static, str>),
+    #[error("MOVED {slot} {addr}")]
+    Moved { slot: u16, addr: String },
+    #[error("ASK {slot} {addr}")]
+    Ask { slot: u16, addr: String },
+    #[error("CROSSSLOT Keys in request don't hash to the same slot")]
+    CrossSlot,
     /// Any other message, already carrying its code (`ERR ...`).
     #[error("{0}")]
     Msg(Cow<'static, str>),
@@ -51,3 +79,23 @@ impl CmdError {
 }
 
 pub type CmdResult = Result<(), CmdError>;
+
+#[cfg(test)]
+mod tests {
+    use super::CmdError;
+
+    #[test]
+    fn typed_codes_render_as_redis_does() {
+        assert_eq!(
+            CmdError::Busy { function: true }.to_string(),
+            "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+        );
+        assert_eq!(CmdError::NoScript.code(), "NOSCRIPT");
+        let moved = CmdError::Moved {
+            slot: 3999,
+            addr: "127.0.0.1:6381".into(),
+        };
+        assert_eq!(moved.to_string(), "MOVED 3999 127.0.0.1:6381");
+        assert_eq!(CmdError::CrossSlot.code(), "CROSSSLOT");
+    }
+}

@@ -195,12 +195,8 @@ static SCRIPT_SUBS: &[CommandSpec] = &[
 
 /// The error a command gets while a script runs past busy-reply-threshold.
 pub fn busy_error(srv: &ServerState) -> CmdError {
-    if srv.scripts.running_function.load(Relaxed) {
-        CmdError::msg("BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.")
-    } else {
-        CmdError::msg(
-            "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.",
-        )
+    CmdError::Busy {
+        function: srv.scripts.running_function.load(Relaxed),
     }
 }
 
@@ -294,15 +290,13 @@ fn by_sha(ctx: &Ctx, sha: &[u8]) -> Result<std::sync::Arc<Script>, CmdError> {
             .scripts
             .get(&String::from_utf8_lossy(sha).to_ascii_lowercase()),
     };
-    found.ok_or_else(|| CmdError::msg("NOSCRIPT No matching script. Please use EVAL."))
+    found.ok_or_else(|| CmdError::NoScript)
 }
 
 fn evalsha(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     // Not even shaped like a SHA1: NOSCRIPT before anything else, as Redis.
     if args[1].len() != 40 {
-        return Err(CmdError::msg(
-            "NOSCRIPT No matching script. Please use EVAL.",
-        ));
+        return Err(CmdError::NoScript);
     }
     split_keys(args)?;
     let script = by_sha(ctx, args[1])?;
@@ -311,9 +305,7 @@ fn evalsha(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn evalsha_ro(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if args[1].len() != 40 {
-        return Err(CmdError::msg(
-            "NOSCRIPT No matching script. Please use EVAL.",
-        ));
+        return Err(CmdError::NoScript);
     }
     split_keys(args)?;
     let script = by_sha(ctx, args[1])?;

@@ -63,14 +63,13 @@ impl Journal {
     /// `atomic`: see [`effects::take_units`].
     #[inline]
     pub fn publish_pending(&self, atomic: bool) {
-        if !effects::pending() {
+        // (Nothing is recorded while nothing consumes; what was recorded
+        // before a consumer left is published later with numbers the
+        // journal has passed, and dropped.)
+        if !effects::enabled() || !effects::pending() {
             return;
         }
-        let units = effects::take_units(atomic);
-        if !effects::enabled() {
-            return;
-        }
-        self.publish(units);
+        self.publish(effects::take_units(atomic));
     }
 
     fn publish(&self, units: Vec<Unit>) {

@@ -254,16 +254,3 @@ pub fn take_units(atomic: bool) -> Vec<Unit> {
         units
     })
 }
-
-/// Drops what this thread recorded but has not closed (a command run while
-/// nothing consumes, or a busy script's pump, whose ops are the script's).
-pub fn discard_pending_if_disabled() {
-    if !enabled() && pending() {
-        PENDING.with(|p| {
-            let mut p = p.borrow_mut();
-            p.ops.clear();
-            p.drawn.clear();
-            p.seq = 0;
-        });
-    }
-}

@@ -192,6 +192,7 @@ const SCRIPT_CHECKS: &[Check] = &[
 /// Whether Redis lets a resolved command run (or be queued) now: the first
 /// refusal, by the caller's checks in the caller's order. Out of memory,
 /// a client's command first tries to evict.
+#[inline]
 pub fn admit(
     srv: &ServerState,
     client: &Client,
@@ -228,6 +229,7 @@ pub fn refused_before_pause(
         })
 }
 
+#[inline]
 fn check_one(
     srv: &ServerState,
     client: &Client,
@@ -440,7 +442,9 @@ pub fn call(
     // costs more than a short command's own work, and this runs twice per
     // command a script calls.)
     let started = quanta::Instant::now();
-    let dirty_before = effects::dirty();
+    // (Read only while something consumes the stream: the hot path
+    // otherwise skips it.)
+    let dirty_before = effects::enabled().then(effects::dirty);
     let (result, propagation) = {
         let mut ctx = Ctx {
             srv,
@@ -526,7 +530,7 @@ fn propagate_own(
     client: &Client,
     cmd: &CommandSpec,
     args: &[&[u8]],
-    dirty_before: u64,
+    dirty_before: Option<u64>,
     propagation: Propagation,
 ) {
     // A handler asking for anything else must say so in the table, so
@@ -536,7 +540,10 @@ fn propagate_own(
         "{} chose its propagation without the REWRITES_EFFECTS flag",
         cmd.name
     );
-    if !effects::enabled() || cmd.has(flags::NO_AUTO_PROPAGATE) {
+    let Some(dirty_before) = dirty_before else {
+        return;
+    };
+    if cmd.has(flags::NO_AUTO_PROPAGATE) {
         return;
     }
     let changed = effects::dirty() != dirty_before;
@@ -607,6 +614,7 @@ pub(crate) type Unresolved = (Option<usize>, CmdError);
 
 /// Looks up the command (and subcommand) and checks the arity: the first
 /// step of every command, worded for its caller.
+#[inline]
 pub(crate) fn resolve(args: &[&[u8]], caller: Caller) -> Result<Resolved, Unresolved> {
     let script = matches!(caller, Caller::Script(_));
     let unknown = || {
