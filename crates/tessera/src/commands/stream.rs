@@ -1035,6 +1035,18 @@ struct GroupEffects<'k> {
 }
 
 impl GroupEffects<'_> {
+    /// A pending entry whose message is gone leaves the PEL: its claim as
+    /// it stood tells replicas to drop it too (as Redis propagates it).
+    /// False when `id` was not pending.
+    fn dropped(&self, group: &[u8], g: &Group, id: StreamId) -> bool {
+        let Some(nk) = g.pel.get(&id) else {
+            return false;
+        };
+        let (time, count) = (nk.delivery_time, nk.delivery_count);
+        self.claimed(group, &nk.consumer, id, time, count, g.last_id);
+        true
+    }
+
     /// `XGROUP SETID key group last ENTRIESREAD n`.
     fn group_position(&self, group: &[u8], g: &Group) {
         let entries_read = itoa::Buffer::new()
@@ -1840,15 +1852,7 @@ fn xclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             if !exists {
                 // A pending entry whose message is gone leaves the PEL; its
                 // claim as it stood tells replicas to drop it too.
-                if let (Some(fx), Some(nk)) = (&effects, g.pel.get(&id)) {
-                    fx.claimed(
-                        group,
-                        &nk.consumer,
-                        id,
-                        nk.delivery_time,
-                        nk.delivery_count,
-                        g.last_id,
-                    );
+                if effects.as_ref().is_some_and(|fx| fx.dropped(group, g, id)) {
                     propagate_last_id = false;
                 }
                 g.remove_nack(id);
@@ -2012,15 +2016,8 @@ fn xautoclaim_in(
         let exists = s.exists(id);
         let g = s.groups.get_mut(group).expect("group");
         if !exists {
-            if let (Some(fx), Some(nk)) = (&effects, g.pel.get(&id)) {
-                fx.claimed(
-                    group,
-                    &nk.consumer,
-                    id,
-                    nk.delivery_time,
-                    nk.delivery_count,
-                    g.last_id,
-                );
+            if let Some(fx) = &effects {
+                fx.dropped(group, g, id);
             }
             g.remove_nack(id);
             deleted.push(id);
