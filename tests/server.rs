@@ -712,6 +712,45 @@ fn config_get_matches_names_and_patterns() {
 }
 
 #[test]
+fn config_get_star_lists_redis_names_only() {
+    // The same names as redis-server's own CONFIG GET *: the worker count is
+    // `io-threads`, with no second `threads` entry.
+    let names = |s: &TestServer| -> BTreeSet<String> {
+        pairs(s.raw().call(&["CONFIG", "GET", "*"]))
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect()
+    };
+    let s = TestServer::start_with(&["--io-threads", "2"]);
+    let reference = TestServer::redis();
+    let (ours, redis) = (names(&s), names(&reference));
+    assert_eq!(
+        ours.symmetric_difference(&redis).collect::<Vec<_>>(),
+        Vec::<&String>::new(),
+        "CONFIG GET * names differing from redis-server's"
+    );
+    let mut raw = s.raw();
+    assert_eq!(config_get(&mut raw, "io-threads"), "2");
+    assert_eq!(
+        raw.call(&["CONFIG", "GET", "threads"]),
+        Frame::Array(vec![])
+    );
+    assert_eq!(
+        raw.call(&["CONFIG", "SET", "threads", "2"]),
+        error("ERR Unknown option or number of arguments for CONFIG SET - 'threads'")
+    );
+    assert_eq!(
+        raw.call(&["CONFIG", "SET", "io-threads", "2"]),
+        error("ERR CONFIG SET failed (possibly related to argument 'io-threads') - can't set immutable config")
+    );
+    if !s.is_redis() {
+        // Tessera's own spelling still works on the command line.
+        let t = TestServer::start_with(&["--threads", "3"]);
+        assert_eq!(config_get(&mut t.raw(), "io-threads"), "3");
+    }
+}
+
+#[test]
 fn config_get_is_a_map_in_resp3() {
     let s = TestServer::start();
     let mut raw = s.raw();

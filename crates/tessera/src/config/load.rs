@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::parse::{repr, split_args, strerror, trim_set};
 use super::table::{Special, Ty, MULTI_ARG, TABLE};
-use super::{lookup, lossy, Config, Value, REDIS_VERSION};
+use super::{lookup_startup, lossy, Config, Value, REDIS_VERSION};
 
 /// Nesting limit for `include` (Redis has none and would recurse forever).
 const MAX_INCLUDE_DEPTH: usize = 32;
@@ -281,7 +281,7 @@ impl Loader<'_> {
     }
 
     fn directive(&mut self, name: &[u8], args: &[&[u8]], depth: usize) -> Result<(), DirErr> {
-        if let Some((i, _)) = lookup(name) {
+        if let Some((i, _)) = lookup_startup(name) {
             let d = &TABLE[i];
             if !d.has(MULTI_ARG) && args.len() != 1 {
                 return Err("wrong number of arguments".into());

@@ -2,8 +2,8 @@
 //!
 //! This module owns:
 //! - the directive registry ([`table`]): every directive redis-server 7.0
-//!   knows (names, aliases, types, bounds, defaults, mutability), plus
-//!   Tessera's own `threads`;
+//!   knows (names, aliases, types, bounds, defaults, mutability), with
+//!   `io-threads` as Tessera's worker count (`threads` at start-up);
 //! - start-up parsing: `redis-server`-style argv, redis.conf syntax and
 //!   quoting, `include`, and the exact FATAL error text ([`load`]);
 //! - `CONFIG GET` / `CONFIG SET` semantics and error strings;
@@ -249,6 +249,18 @@ fn lookup(name: &[u8]) -> Option<(usize, bool)> {
     registry().get(&name.to_ascii_lowercase()).copied()
 }
 
+/// Finds a directive as a config file or the command line may name it:
+/// Redis's names, and Tessera's start-up aliases.
+fn lookup_startup(name: &[u8]) -> Option<(usize, bool)> {
+    lookup(name).or_else(|| {
+        let name = name.to_ascii_lowercase();
+        TABLE
+            .iter()
+            .position(|d| d.startup_alias.is_some_and(|a| a.as_bytes() == name))
+            .map(|i| (i, false))
+    })
+}
+
 /// The name a message should use: the alias when it was addressed by alias.
 fn display_name(i: usize, alias: bool) -> &'static str {
     let d = &TABLE[i];
@@ -269,7 +281,7 @@ fn current_dir_string() -> String {
 }
 
 // Compile-time indexes of the directives read on hot paths.
-const THREADS: usize = idx("threads");
+const THREADS: usize = idx("io-threads");
 const PORT: usize = idx("port");
 const DATABASES: usize = idx("databases");
 const MAXCLIENTS: usize = idx("maxclients");

@@ -62,6 +62,10 @@ pub(crate) enum Check {
 pub(crate) struct Def {
     pub name: &'static str,
     pub alias: Option<&'static str>,
+    /// A Tessera name accepted only where the server is configured at
+    /// start-up (command line, config file): CONFIG GET/SET know only
+    /// Redis's names.
+    pub startup_alias: Option<&'static str>,
     pub flags: u16,
     pub ty: Ty,
     /// Numeric bounds (inclusive), as i64 bit patterns; see `unsigned`.
@@ -90,6 +94,7 @@ pub(crate) struct Def {
 const BASE: Def = Def {
     name: "",
     alias: None,
+    startup_alias: None,
     flags: 0,
     ty: Ty::Bool,
     min: 0,
@@ -212,6 +217,10 @@ const fn sp(name: &'static str, flags: u16, special: Special) -> Def {
 impl Def {
     const fn alias(mut self, alias: &'static str) -> Def {
         self.alias = Some(alias);
+        self
+    }
+    const fn startup_alias(mut self, alias: &'static str) -> Def {
+        self.startup_alias = Some(alias);
         self
     }
     const fn check(mut self, check: Check) -> Def {
@@ -451,8 +460,9 @@ const MOD: u16 = 0;
 const IMM: u16 = IMMUTABLE;
 
 pub(crate) const TABLE: &[Def] = &[
-    // Tessera: worker threads (0 = one per core). `io-threads` is read as the same knob.
-    i("threads", IMM, 0, 1024, 0).alias("io-threads"),
+    // Tessera's worker threads (0 = one per core), under Redis's name for its
+    // I/O threads; `--threads` is Tessera's own spelling of it.
+    i("io-threads", IMM, 0, 1024, 0).startup_alias("threads"),
     // Booleans.
     b("rdbchecksum", IMM, true),
     b("daemonize", IMM, false).check(Check::Int(check_daemonize)),
