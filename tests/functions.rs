@@ -521,3 +521,82 @@ fn keys_and_args_tables_are_laid_out_as_redis_builds_them() {
         Frame::Integer(1)
     );
 }
+
+#[test]
+fn function_list_options_given_twice_are_unknown_arguments() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    assert_eq!(c.call(&["FUNCTION", "LOAD", LIB1]), bulk("lib1"));
+    // Redis takes each option once; a repeat is read as an unknown argument,
+    // named as the client spelled it.
+    assert_eq!(
+        c.call(&[
+            "FUNCTION",
+            "LIST",
+            "LIBRARYNAME",
+            "lib1",
+            "libraryName",
+            "x"
+        ]),
+        error("ERR Unknown argument libraryName")
+    );
+    assert_eq!(
+        c.call(&[
+            "FUNCTION",
+            "LIST",
+            "libraryname",
+            "a",
+            "WITHCODE",
+            "libraryname"
+        ]),
+        error("ERR Unknown argument libraryname")
+    );
+    assert_eq!(
+        c.call(&["FUNCTION", "LIST", "withcode", "WithCode"]),
+        error("ERR Unknown argument WithCode")
+    );
+    assert_eq!(
+        c.call(&["FUNCTION", "LIST", "withcode", "libraryname"]),
+        error("ERR library name argument was not given")
+    );
+}
+
+#[test]
+fn register_function_outside_function_load_is_refused() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    // From EVAL, redis.register_function does not exist.
+    assert_eq!(
+        c.call(&["EVAL", "return type(redis.register_function)", "0"]),
+        bulk("nil")
+    );
+    let eval = c.call(&["EVAL", "redis.register_function('f', function() end)", "0"]);
+    assert_eq!(
+        eval,
+        error("ERR user_script:1: attempt to call field 'register_function' (a nil value) script: 1d73cc797a996fca9d479d113dbcec2fa4704b45, on @user_script:1.")
+    );
+    // A library that keeps it and calls it after its load gets Redis's
+    // error, before its arguments are looked at.
+    let lib = "#!lua name=keeper\nlocal rf = redis.register_function\n\
+               redis.register_function('late', function() return rf('g', function() end) end)\n\
+               redis.register_function('late_bare', function() return rf() end)\n\
+               redis.register_function('late_caught', function() local ok, e = pcall(rf, 'g', function() end) return e end)";
+    assert_eq!(c.call(&["FUNCTION", "LOAD", lib]), bulk("keeper"));
+    assert_eq!(
+        c.call(&["FCALL", "late", "0"]),
+        error("ERR redis.register_function can only be called on FUNCTION LOAD command script: late, on @user_function:3.")
+    );
+    assert_eq!(
+        c.call(&["FCALL", "late_bare", "0"]),
+        error("ERR redis.register_function can only be called on FUNCTION LOAD command script: late_bare, on @user_function:4.")
+    );
+    assert_eq!(
+        c.call(&["FCALL", "late_caught", "0"]),
+        bulk("ERR redis.register_function can only be called on FUNCTION LOAD command")
+    );
+    // Nothing was registered by those calls.
+    assert_eq!(
+        c.call(&["FCALL", "g", "0"]),
+        error("ERR Function not found")
+    );
+}

@@ -374,15 +374,10 @@ fn function_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let mut with_code = false;
     let mut i = 2;
     while i < args.len() {
-        if eq_ic(args[i], "withcode") {
-            if with_code {
-                return Err(CmdError::msg("ERR Unknown argument withcode"));
-            }
+        // (As in Redis, an option given a second time is an unknown argument.)
+        if !with_code && eq_ic(args[i], "withcode") {
             with_code = true;
-        } else if eq_ic(args[i], "libraryname") {
-            if pattern.is_some() {
-                return Err(CmdError::msg("ERR library name can be given once"));
-            }
+        } else if pattern.is_none() && eq_ic(args[i], "libraryname") {
             let Some(p) = args.get(i + 1) else {
                 return Err(CmdError::msg("ERR library name argument was not given"));
             };

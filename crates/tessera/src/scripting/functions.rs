@@ -142,7 +142,10 @@ fn body(code: &[u8]) -> &[u8] {
     &code[end..]
 }
 
-type Registered = Rc<RefCell<Vec<(FunctionMeta, Function)>>>;
+/// The functions a library's load registers; None once its code has run, so
+/// that a `redis.register_function` the library kept and calls later fails
+/// as in Redis instead of registering nothing.
+type Registered = Rc<RefCell<Option<Vec<(FunctionMeta, Function)>>>>;
 
 /// A Redis-style error raised from Rust (see the prelude's error handler).
 fn lua_err(msg: &str) -> mlua::Error {
@@ -160,7 +163,7 @@ pub fn load(
     bounded: bool,
 ) -> Result<(Library, Vec<Function>), String> {
     let lua = vm.lua.clone();
-    let registered: Registered = Rc::default();
+    let registered: Registered = Rc::new(RefCell::new(Some(Vec::new())));
     let (env, inner) = load_env(vm, &registered).map_err(|e| format!("ERR {e}"))?;
     let chunk = lua
         .load(body(code))
@@ -181,6 +184,7 @@ pub fn load(
     } else {
         vm.run(chunk)
     };
+    let regs = registered.borrow_mut().take().unwrap_or_default();
     match ran.map_err(|e| format!("ERR {e}"))? {
         Ok(_) => {}
         Err(t) => {
@@ -201,7 +205,6 @@ pub fn load(
         Ok(())
     };
     see_globals().map_err(|e| format!("ERR {e}"))?;
-    let regs = std::mem::take(&mut *registered.borrow_mut());
     if regs.is_empty() {
         return Err("ERR No functions registered".into());
     }
@@ -223,8 +226,17 @@ fn load_env(vm: &Vm, registered: &Registered) -> mlua::Result<(Table, Table)> {
     let redis = lua.create_table()?;
     let regs = registered.clone();
     let register = lua.create_function(move |_, args: MultiValue| {
+        let outside_load =
+            || lua_err("ERR redis.register_function can only be called on FUNCTION LOAD command");
+        if regs.borrow().is_none() {
+            return Err(outside_load());
+        }
+        // (Not borrowed while the arguments are read: that can run Lua.)
         let (meta, f) = register_args(args)?;
         let mut r = regs.borrow_mut();
+        let Some(r) = r.as_mut() else {
+            return Err(outside_load());
+        };
         if r.iter().any(|(m, _)| m.name == meta.name) {
             return Err(lua_err("ERR Function already exists in the library"));
         }
