@@ -311,3 +311,78 @@ fn sorting_a_large_list_by_weights() {
     let want: Vec<String> = want.into_iter().take(5).map(|(_, s)| s).collect();
     assert_eq!(got, want);
 }
+
+#[test]
+fn a_script_sorts_a_set_under_a_constant_by() {
+    let (_s, mut c) = server();
+    // A hashtable-encoded set (its own order is arbitrary) of numbers and
+    // words.
+    q::<i64>(
+        &mut c,
+        &["SADD", "s", "5", "3", "9", "1", "c", "b", "a", "10", "2"],
+    );
+    let eval = |c: &mut redis::Connection, script: &str, key: &str| -> Vec<String> {
+        q(c, &["EVAL", script, "1", key])
+    };
+    // BY without '*' means "don't sort", but a script gets the set sorted
+    // ALPHA (by C string, not numerically), so its result is deterministic;
+    // DESC and LIMIT apply to that order.
+    let asc = ["1", "10", "2", "3", "5", "9", "a", "b", "c"];
+    assert_eq!(
+        eval(
+            &mut c,
+            "return redis.call('sort', KEYS[1], 'by', 'nosort')",
+            "s"
+        ),
+        asc
+    );
+    assert_eq!(
+        eval(
+            &mut c,
+            "return redis.call('sort_ro', KEYS[1], 'by', 'constant')",
+            "s"
+        ),
+        asc
+    );
+    assert_eq!(
+        eval(
+            &mut c,
+            "return redis.call('sort', KEYS[1], 'by', 'nosort', 'desc')",
+            "s"
+        ),
+        ["c", "b", "a", "9", "5", "3", "2", "10", "1"]
+    );
+    assert_eq!(
+        eval(
+            &mut c,
+            "return redis.call('sort', KEYS[1], 'by', 'nosort', 'limit', '1', '3')",
+            "s"
+        ),
+        ["10", "2", "3"]
+    );
+    // Functions run as scripts too.
+    q::<String>(
+        &mut c,
+        &["FUNCTION", "LOAD", "#!lua name=sorter\nredis.register_function('srt', function(keys) return redis.call('sort', keys[1], 'by', 'nosort') end)"],
+    );
+    assert_eq!(q::<Vec<String>>(&mut c, &["FCALL", "srt", "1", "s"]), asc);
+    // Only sets, and only BY without '*': a list keeps its order, and a
+    // BY pattern sorts as usual (missing weights are 0, ties by element).
+    q::<i64>(&mut c, &["RPUSH", "l", "5", "3", "9", "1"]);
+    assert_eq!(
+        eval(
+            &mut c,
+            "return redis.call('sort', KEYS[1], 'by', 'nosort')",
+            "l"
+        ),
+        ["5", "3", "9", "1"]
+    );
+    assert_eq!(
+        eval(
+            &mut c,
+            "return redis.call('sort', KEYS[1], 'by', 'w_*')",
+            "s"
+        ),
+        asc
+    );
+}

@@ -8,8 +8,9 @@
 //! * `BY` with a pattern holding no `*` means "don't sort" (and sticks:
 //!   a later `BY w_*` does not undo it); lists and sorted sets then keep
 //!   their order (DESC reverses it, LIMIT takes a range of it), sets their
-//!   iteration order — except with STORE, where a set is sorted ALPHA so
-//!   the stored list is deterministic.
+//!   iteration order — except with STORE or from a script (EVAL, FCALL),
+//!   where a set is sorted ALPHA so that the stored list, or what the
+//!   script goes on to do, is deterministic.
 //! * Numeric sorting reads each key with C `strtod`: it must consume the
 //!   whole C string (so an embedded NUL ends it, and "" is 0), and
 //!   overflow, underflow and NaN are errors ("One or more scores can't be
@@ -319,9 +320,12 @@ fn run_sort(
                 _ => return Err(CmdError::WrongType),
             },
         };
-        if matches!(value, Some(Value::Set(_))) && dontsort && o.store.is_some() {
-            // A set has no order of its own: make the stored list
-            // deterministic.
+        if matches!(value, Some(Value::Set(_)))
+            && dontsort
+            && (o.store.is_some() || crate::commands::scripting::in_script())
+        {
+            // A set has no order of its own: make the stored list, or the
+            // script's result, deterministic.
             dontsort = false;
             alpha = true;
             by = None;
