@@ -242,6 +242,146 @@ fn sandbox_rejects_globals_and_library_writes() {
     );
 }
 
+/// Writes made by C functions (table.insert/remove/sort, rawset, setmetatable) fail on every
+/// read-only table with Redis's text, without a position (C code has no line), after the
+/// function's own argument checks; their argument errors name the function and the script's
+/// line as Redis's do; and nothing of a refused write is left for later scripts.
+#[test]
+fn c_functions_cannot_write_read_only_tables() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    let refused = "ERR Attempt to modify a readonly table";
+    for body in [
+        "table.insert(string, 1)",
+        "table.insert(cjson, 1, 'x')",
+        "local f = table.insert; f(bit, 1)",
+        "table.insert(_G, 1)",
+        "table.insert(getmetatable(''), 1)",
+        "table.insert(getmetatable(_G), 1)",
+        "rawset(redis, 'x', 1)",
+        "setmetatable(redis, {})",
+        "setmetatable(_G, nil)",
+        "setmetatable(getmetatable(_G), {})",
+    ] {
+        assert_eq!(
+            eval(&mut c, body, &[], &[]),
+            script_error(body, refused),
+            "{body}"
+        );
+    }
+    // An assignment has the script's position.
+    assert_eq!(
+        eval(&mut c, "cjson.encode = 1", &[], &[]),
+        script_error(
+            "cjson.encode = 1",
+            "ERR user_script:1: Attempt to modify a readonly table"
+        )
+    );
+    assert_eq!(
+        eval(
+            &mut c,
+            "local ok, e = pcall(table.insert, redis, 1) return e",
+            &[],
+            &[]
+        ),
+        bulk("Attempt to modify a readonly table")
+    );
+    // Calls that would write nothing (an empty range) are not refused.
+    assert_eq!(
+        eval(&mut c, "return {table.remove(string, 1)}", &[], &[]),
+        Frame::Array(vec![])
+    );
+    assert_eq!(
+        eval(&mut c, "return table.sort(string)", &[], &[]),
+        Frame::NullBulk
+    );
+    // Argument errors first, named and placed as Lua's own.
+    for (body, text) in [
+        (
+            "table.insert(string)",
+            "wrong number of arguments to 'insert'",
+        ),
+        (
+            "table.insert(string, 'x', 1)",
+            "bad argument #2 to 'insert' (number expected, got string)",
+        ),
+        (
+            "table.remove(redis, 'x')",
+            "bad argument #2 to 'remove' (number expected, got string)",
+        ),
+        (
+            "table.sort(string, 1)",
+            "bad argument #2 to 'sort' (function expected, got number)",
+        ),
+        (
+            "setmetatable(redis, 1)",
+            "bad argument #2 to 'setmetatable' (nil or table expected)",
+        ),
+        (
+            "rawset(redis, 'x')",
+            "bad argument #3 to 'rawset' (value expected)",
+        ),
+        (
+            "rawset(1, 2, 3)",
+            "bad argument #1 to 'rawset' (table expected, got number)",
+        ),
+        (
+            "rawget(1)",
+            "bad argument #1 to 'rawget' (table expected, got number)",
+        ),
+        (
+            "next(1)",
+            "bad argument #1 to 'next' (table expected, got number)",
+        ),
+        (
+            "pairs(1)",
+            "bad argument #1 to 'pairs' (table expected, got number)",
+        ),
+        (
+            "getmetatable()",
+            "bad argument #1 to 'getmetatable' (value expected)",
+        ),
+    ] {
+        assert_eq!(
+            eval(&mut c, body, &[], &[]),
+            script_error(body, &format!("ERR user_script:1: {text}")),
+            "{body}"
+        );
+    }
+    // Nothing was added to the libraries, and the functions still work on
+    // the script's own tables.
+    assert_eq!(
+        eval(
+            &mut c,
+            "return {#string, rawget(string, 1) == nil, rawget(cjson, 1) == nil, rawget(redis, 'x') == nil}",
+            &[],
+            &[]
+        ),
+        Frame::Array(vec![int(0), int(1), int(1), int(1)])
+    );
+    assert_eq!(
+        eval(
+            &mut c,
+            "local t = {3, 1, 2} table.sort(t) table.insert(t, 4) table.insert(t, 1, 0) \
+             return {table.remove(t), table.remove(t, 1), unpack(t)}",
+            &[],
+            &[]
+        ),
+        Frame::Array(vec![int(4), int(0), int(1), int(2), int(3)])
+    );
+    // As in Lua, pairs' generator is another function than the global next.
+    assert_eq!(
+        eval(
+            &mut c,
+            "local n = 0 for k in pairs(redis) do n = n + 1 end \
+             return {n > 5, next(string) ~= nil, select(1, pairs({})) == next}",
+            &[],
+            &[]
+        ),
+        Frame::Array(vec![int(1), int(1), Frame::NullBulk])
+    );
+}
+
 #[test]
 fn math_random_starts_where_redis_starts() {
     // One sequence per process, never reseeded per script, starting from drand48's unseeded

@@ -21,6 +21,7 @@
 pub mod convert;
 pub mod functions;
 pub mod libs;
+mod sandbox;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -381,33 +382,17 @@ local run = function(f)
   return xpcall(f, handler)
 end
 
--- Read-only views of tables: reads go through, writes fail, and pairs/next
--- see the real contents.
+-- Read-only views of tables: reads go through, writes fail. The C
+-- functions that bypass metamethods (rawset, rawget, next, pairs,
+-- getmetatable, setmetatable, table.insert/remove/sort) are replaced by
+-- guarded C functions from Rust (scripting/sandbox.rs) that read these
+-- tables: real_of maps a view to its table, protected holds the real
+-- tables that are read-only, metatable_view what getmetatable shows.
 local real_of = setmetatable({}, {__mode = 'k'})
 local metatable_view = setmetatable({}, {__mode = 'k'})
-local string_mt_view
-local orig_getmetatable = getmetatable
-local orig_pairs, orig_next = pairs, next
--- (pairs of a view iterates the real table through the view, never
--- handing the real table itself to the script.)
-local next_view = function(t, k) return orig_next(real_of[t] or t, k) end
-next = next_view
-pairs = function(t)
-  if real_of[t] then return next_view, t, nil end
-  return orig_pairs(t)
-end
-
 local protected = setmetatable({}, {__mode = 'k'})
-local orig_rawset = rawset
--- (`rawset`/`rawget` are locals of this chunk: replace the globals.)
-_G.rawset = function(t, k, v)
-  if protected[t] or real_of[t] then
-    error('Attempt to modify a readonly table', 0)
-  end
-  return orig_rawset(t, k, v)
-end
-local orig_rawget = rawget
-_G.rawget = function(t, k) return orig_rawget(real_of[t] or t, k) end
+local orig_getmetatable = getmetatable
+local orig_pairs = pairs
 
 local readonly
 
@@ -418,12 +403,13 @@ local seal = function(globals, redis, env)
   -- show scripts a read-only view of their metatable.
   local smt = orig_getmetatable('')
   smt.__index = rawget(globals, 'string')
-  string_mt_view = readonly(smt, false)
+  -- (getmetatable of a string shows this, found under the real one.)
+  metatable_view[smt] = readonly(smt, false)
   protected[smt] = true
   protected[globals] = true
   protected[redis] = true
   for _, real in orig_pairs(real_of) do protected[real] = true end
-  local mt = getmetatable(globals)
+  local mt = orig_getmetatable(globals)
   mt.__newindex = function() error('Attempt to modify a readonly table', 2) end
 end
 
@@ -449,13 +435,8 @@ readonly = function(t, strict_globals)
   return proxy
 end
 
--- What getmetatable shows of the read-only views: nothing for the library
--- tables, a read-only {__index=...} for _G, as Redis 7.0 shows them.
-getmetatable = function(t)
-  if real_of[t] then return metatable_view[t] end
-  if type(t) == 'string' and string_mt_view then return string_mt_view end
-  return orig_getmetatable(t)
-end
+-- (What getmetatable shows of the read-only views: nothing for the library
+-- tables, a read-only {__index=...} for _G, as Redis 7.0 shows them.)
 
 local wrap_calls = function(redis, raw_call, raising_call)
   redis.call = raising_call
@@ -540,6 +521,9 @@ return {
   seal = seal,
   readonly = readonly,
   wrap_calls = wrap_calls,
+  real_of = real_of,
+  protected = protected,
+  metatable_view = metatable_view,
 }
 "#;
 
@@ -625,6 +609,13 @@ impl Vm {
         lua.gc_inc(400, 200, 0);
         install_math_random(&lua)?;
         let internals: Table = lua.load(PRELUDE).set_name("=prelude").eval()?;
+        sandbox::install(
+            &lua,
+            &globals,
+            &internals.raw_get("real_of")?,
+            &internals.raw_get("protected")?,
+            &internals.raw_get("metatable_view")?,
+        )?;
         let runner: Function = internals.raw_get("run")?;
         let handler = lua.create_registry_value(internals.raw_get::<Function>("handler")?)?;
         let redis = convert::build_redis_table(&lua)?;
