@@ -1322,3 +1322,65 @@ fn unix_socket_clients_are_served_like_tcp_ones() {
     assert!(!path.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `*` matches any run of bytes (the only wildcard Redis's CLIENT LIST test uses).
+fn glob_matches(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let (first, rest) = parts.split_first().expect("split yields one part at least");
+    let Some(mut left) = text.strip_prefix(first) else {
+        return false;
+    };
+    for (i, part) in rest.iter().enumerate() {
+        if i + 1 == rest.len() {
+            return left.ends_with(part);
+        }
+        match left.find(part) {
+            Some(at) => left = &left[at + part.len()..],
+            None => return false,
+        }
+    }
+    left.is_empty()
+}
+
+fn bulk_text(f: Frame) -> String {
+    match f {
+        Frame::Bulk(b) => String::from_utf8(b).expect("utf-8"),
+        other => panic!("expected a bulk string, got {}", fmt_frame(&other)),
+    }
+}
+
+/// Redis's own "CLIENT LIST" / "CLIENT INFO" patterns for a plain idle client, and the same field
+/// names in the same order as redis-server's: `qbuf` is the running command in the query
+/// buffer (26 bytes, or the whole pipelined batch), `obl` the replies the batch made so far.
+#[test]
+fn client_list_and_info_lines_match_redis_field_by_field() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    assert_eq!(c.call(&["SELECT", "9"]), simple("OK"));
+    let pattern = |cmd: &str| {
+        format!(
+            "id=* addr=*:* laddr=*:* fd=* name=* age=* idle=* flags=N db=9 sub=0 psub=0 ssub=0 multi=-1 qbuf=26 qbuf-free=* argv-mem=* multi-mem=0 rbs=* rbp=* obl=0 oll=0 omem=0 tot-mem=* events=r cmd={cmd} user=* redir=-1 resp=2\n"
+        )
+    };
+    let list = bulk_text(c.call(&["CLIENT", "LIST"]));
+    assert!(glob_matches(&pattern("client|list"), &list), "{list}");
+    let info = bulk_text(c.call(&["CLIENT", "INFO"]));
+    assert!(glob_matches(&pattern("client|info"), &info), "{info}");
+
+    // A pipelined batch: the whole batch is in the query buffer, and PING's reply is waiting.
+    c.send_many(&[vec!["PING"], vec!["CLIENT", "INFO"]]);
+    assert_eq!(c.read_frame(), simple("PONG"));
+    let info = bulk_text(c.read_frame());
+    assert_eq!(client_field(&info, "qbuf"), Some("40"), "{info}");
+    assert_eq!(client_field(&info, "obl"), Some("7"), "{info}");
+    assert_eq!(client_field(&info, "argv-mem"), Some("10"), "{info}");
+
+    let names = |line: &str| -> Vec<String> {
+        line.split_whitespace()
+            .map(|kv| kv.split('=').next().unwrap_or_default().to_string())
+            .collect()
+    };
+    let reference = TestServer::redis();
+    let want = bulk_text(reference.raw().call(&["CLIENT", "INFO"]));
+    assert_eq!(names(&info), names(&want), "ours: {info}redis's: {want}");
+}

@@ -758,7 +758,7 @@ fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             .collect();
         for id in ids {
             if let Some(c) = clients.get(&id) {
-                text.push_str(&c.describe(now));
+                text.push_str(&c.describe_with_pending(now, own_pending(ctx, c.id)));
                 text.push('\n');
             }
         }
@@ -793,7 +793,7 @@ fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                     continue;
                 }
             }
-            text.push_str(&c.describe(now));
+            text.push_str(&c.describe_with_pending(now, own_pending(ctx, c.id)));
             text.push('\n');
         }
     }
@@ -801,8 +801,20 @@ fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+/// The replies the calling client's batch has made so far (CLIENT LIST
+/// `obl` of the caller itself; from a script, the script's caller has its
+/// replies elsewhere, and 0 is shown).
+fn own_pending(ctx: &Ctx, id: u64) -> usize {
+    if id == ctx.client.id && !super::scripting::in_script() {
+        ctx.out.buf.len()
+    } else {
+        0
+    }
+}
+
 fn client_info(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    let mut line = ctx.client.info.describe(unix_ms());
+    let own = own_pending(ctx, ctx.client.id);
+    let mut line = ctx.client.info.describe_with_pending(unix_ms(), own);
     line.push('\n');
     ctx.out.verbatim(b"txt", line.as_bytes());
     Ok(())

@@ -2112,9 +2112,7 @@ impl MemoryReport {
             .clients
             .snapshot()
             .iter()
-            .map(|c| {
-                (c.qbuf.load(Relaxed) + c.qbuf_free.load(Relaxed) + c.omem.load(Relaxed)) as u64
-            })
+            .map(|c| c.total_memory() as u64)
             .sum();
         let dbs = srv.keyspace.db_summaries();
         MemoryReport {

@@ -181,6 +181,13 @@ pub struct ClientInfo {
     pub resp: AtomicU8,
     pub qbuf: AtomicUsize,
     pub qbuf_free: AtomicUsize,
+    /// The reply buffer's size (`rbs`), as of the last write.
+    pub rbs: AtomicUsize,
+    /// The most replies the buffer held at once (`rbp`) since
+    /// `rbp_since_ms`; restarted every 5 seconds, as Redis restarts its
+    /// peak (reply-buffer-peak-reset-time).
+    pub rbp: AtomicUsize,
+    pub rbp_since_ms: AtomicI64,
     pub omem: AtomicUsize,
     pub total_in: AtomicU64,
     pub total_out: AtomicU64,
@@ -236,6 +243,9 @@ impl ClientInfo {
             resp: AtomicU8::new(2),
             qbuf: AtomicUsize::new(0),
             qbuf_free: AtomicUsize::new(0),
+            rbs: AtomicUsize::new(0),
+            rbp: AtomicUsize::new(0),
+            rbp_since_ms: AtomicI64::new(now_ms),
             omem: AtomicUsize::new(0),
             total_in: AtomicU64::new(0),
             total_out: AtomicU64::new(0),
@@ -282,8 +292,40 @@ impl ClientInfo {
         *self.fd_open.lock() = false;
     }
 
+    /// Notes a batch of `len` reply bytes about to be written, for `rbp`.
+    /// (The clock is the last command's, read anyway by the dispatcher.)
+    pub fn note_reply_buffer(&self, len: usize) {
+        let now = self.last_interaction_ms.load(Relaxed);
+        if now - self.rbp_since_ms.load(Relaxed) >= RBP_RESET_MS {
+            self.rbp_since_ms.store(now, Relaxed);
+            self.rbp.store(len, Relaxed);
+        } else if len > self.rbp.load(Relaxed) {
+            self.rbp.store(len, Relaxed);
+        }
+    }
+
+    /// What the client's buffers hold (CLIENT LIST `tot-mem`, INFO's
+    /// mem_clients_normal): the query and reply buffers, the outbox, the
+    /// running command's and the queued commands' arguments.
+    pub fn total_memory(&self) -> usize {
+        self.qbuf.load(Relaxed)
+            + self.qbuf_free.load(Relaxed)
+            + self.rbs.load(Relaxed)
+            + self.omem.load(Relaxed)
+            + self.argv_mem.load(Relaxed)
+            + self.multi_mem.load(Relaxed)
+    }
+
     /// One CLIENT LIST / CLIENT INFO line, with Redis 7.0's fields in order.
     pub fn describe(&self, now_ms: i64) -> String {
+        self.describe_with_pending(now_ms, 0)
+    }
+
+    /// [`Self::describe`] with `obl`, the replies not yet written: only the
+    /// client's own task knows them (its CLIENT LIST/INFO counts what the
+    /// batch has replied so far, as Redis's does); others show 0, as they
+    /// are written at the end of each batch.
+    pub fn describe_with_pending(&self, now_ms: i64, obl: usize) -> String {
         let name = self
             .name
             .lock()
@@ -338,7 +380,7 @@ impl ClientInfo {
         let age = (now_ms - self.created_ms).max(0) / 1000;
         let idle = (now_ms - self.last_interaction_ms.load(Relaxed)).max(0) / 1000;
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs=0 rbp=0 obl={} oll={} omem={} tot-mem={} events=r cmd={} user=default redir={} resp={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events=r cmd={} user=default redir={} resp={}",
             self.id,
             self.addr,
             self.laddr,
@@ -356,16 +398,22 @@ impl ClientInfo {
             self.qbuf_free.load(Relaxed),
             self.argv_mem.load(Relaxed),
             self.multi_mem.load(Relaxed),
-            0,
+            self.rbs.load(Relaxed),
+            self.rbp.load(Relaxed),
+            obl,
             usize::from(self.omem.load(Relaxed) > 0),
             self.omem.load(Relaxed),
-            self.qbuf.load(Relaxed) + self.qbuf_free.load(Relaxed) + self.omem.load(Relaxed),
+            self.total_memory() + obl,
             cmd,
             self.redirect.load(Relaxed),
             self.resp.load(Relaxed),
         )
     }
 }
+
+/// How long a reply buffer peak (`rbp`) stands: Redis's default
+/// reply-buffer-peak-reset-time.
+const RBP_RESET_MS: i64 = 5000;
 
 /// All connected clients by id.
 #[derive(Default)]

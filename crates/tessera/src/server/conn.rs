@@ -46,6 +46,9 @@ pub async fn serve<S: ClientSocket>(
         rbuf: BytesMut::with_capacity(4096),
         out: ReplyBuf::new(Protocol::Resp2),
     }));
+    if let Some(st) = state.as_deref() {
+        info.rbs.store(st.out.buf.capacity(), Relaxed);
+    }
     let mut stream = stream;
     // An I/O error ends the connection as EOF does.
     let _ = run(&srv, &mut state, &mut stream, &registration.slot).await;
@@ -278,6 +281,10 @@ async fn process_buffer(
     let normal_limit = srv
         .config
         .client_output_buffer_limit(crate::config::ClientClass::Normal);
+    // While the batch runs, the whole of it is in the query buffer, as in
+    // Redis (which trims its buffer after the batch): CLIENT LIST shows
+    // the running CLIENT LIST itself.
+    store_qbuf(client, rbuf);
     while pos < rbuf.len() && !client.close_after_reply {
         let Some((kind, consumed)) = next_request(parser, &rbuf[pos..], &limits, client, out)
         else {
@@ -310,12 +317,17 @@ async fn process_buffer(
         }
     }
     rbuf.advance(pos);
+    store_qbuf(client, rbuf);
+    blocked
+}
+
+/// Publishes the query buffer's use (CLIENT LIST `qbuf`, `qbuf-free`).
+fn store_qbuf(client: &Client, rbuf: &BytesMut) {
     client.info.qbuf.store(rbuf.len(), Relaxed);
     client
         .info
         .qbuf_free
         .store(rbuf.capacity() - rbuf.len(), Relaxed);
-    blocked
 }
 
 /// Writes `out`. While the client's socket is full (it is not reading),
@@ -378,10 +390,12 @@ async fn flush<S: ClientSocket>(
         .info
         .total_out
         .fetch_add(out.buf.len() as u64, Relaxed);
+    client.info.note_reply_buffer(out.buf.len());
     out.buf.clear();
     if out.buf.capacity() > 1024 * 1024 {
         out.buf.shrink_to(64 * 1024);
     }
+    client.info.rbs.store(out.buf.capacity(), Relaxed);
     Ok(spilled)
 }
 
