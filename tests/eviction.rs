@@ -349,3 +349,33 @@ fn volatile_ttl_evicts_the_nearest_expiry_first() {
         by_quartile[3]
     );
 }
+
+/// Lowering maxmemory far under what is in use evicts everything evictable with no command
+/// after CONFIG SET: what one call leaves (Redis bounds it in time, Tessera in keys) is finished
+/// in the background, as Redis's eviction timer finishes it. Seen through the evicted events.
+#[test]
+fn eviction_started_by_config_set_finishes_without_commands() {
+    const KEYS: usize = 20_000;
+    let s = TestServer::start_with(&["--maxmemory-policy", "allkeys-random"]);
+    let mut raw = s.raw();
+    assert_eq!(
+        raw.call(&["CONFIG", "SET", "notify-keyspace-events", "Ee"]),
+        simple("OK")
+    );
+    write_keys(&mut raw, "k", 0..KEYS, None);
+    assert_eq!(dbsize(&mut raw), KEYS);
+    let mut sub = s.raw();
+    sub.set_timeout(std::time::Duration::from_secs(60));
+    sub.send(&["SUBSCRIBE", "__keyevent@0__:evicted"]);
+    sub.read_frame();
+    assert_eq!(raw.call(&["CONFIG", "SET", "maxmemory", "1"]), simple("OK"));
+    for n in 0..KEYS {
+        match sub.read_frame() {
+            Frame::Array(items) if items.len() == 3 => {}
+            other => panic!("event {n}: {}", fmt_frame(&other)),
+        }
+    }
+    assert_eq!(raw.call(&["CONFIG", "SET", "maxmemory", "0"]), simple("OK"));
+    assert_eq!(dbsize(&mut raw), 0);
+    assert_eq!(stat(&mut raw, "stats", "evicted_keys"), KEYS as u64);
+}

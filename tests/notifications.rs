@@ -455,6 +455,30 @@ fn evicted_events() {
     t.step(&["DBSIZE"], &[]);
 }
 
+/// Redis's "Keyspace notifications: evicted events": lowering maxmemory under what is in use
+/// evicts at once, from CONFIG SET itself, so the events arrive with no further command.
+#[test]
+fn evicted_events_come_from_config_set_maxmemory() {
+    let mut t = Fixture::new("Ee");
+    t.run(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"]);
+    t.run(&["SET", "foo", "bar"]);
+    assert_eq!(
+        t.cmd.call(&["CONFIG", "SET", "maxmemory", "1"]),
+        Frame::Simple(b"OK".to_vec())
+    );
+    // No command after it: read what arrives.
+    let f = t.sub.read_frame();
+    let items = array(&f);
+    assert_eq!(
+        items.iter().map(text).collect::<Vec<_>>(),
+        ["pmessage", "__key*__:*", "__keyevent@0__:evicted", "foo"],
+        "{}",
+        fmt_frame(&f)
+    );
+    t.cmd.call(&["CONFIG", "SET", "maxmemory", "0"]);
+    t.step(&["DBSIZE"], &[]);
+}
+
 // ---- hashes ----------------------------------------------------------------------------------
 
 #[test]

@@ -954,6 +954,9 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             },
         )
         .map_err(CmdError::msg)?;
+    if pairs.iter().any(|(name, _)| eq_ic(name, "maxmemory")) {
+        crate::server::evict::maxmemory_changed(ctx.srv, ctx.client);
+    }
     ctx.out.ok();
     Ok(())
 }

@@ -1,13 +1,19 @@
 //! maxmemory enforcement: Redis's sampled approximation of LRU, LFU, TTL and
-//! random eviction, run before each command while memory is over the limit.
-//! Candidates are sampled shard by shard (each lock held only to read a few
-//! entries), the best one is deleted, and the loop repeats until the
-//! allocator reports usage under the limit or nothing can be evicted.
+//! random eviction, run while memory is over the limit before each command,
+//! when CONFIG SET lowers maxmemory, and from each worker's periodic tick
+//! (which finishes what a bounded call left, as Redis's eviction timer
+//! does, without waiting for a command). Candidates are sampled shard by
+//! shard (each lock held only to read a few entries), the best one is
+//! deleted, and the loop repeats until the allocator reports usage under
+//! the limit or nothing can be evicted.
+
+use std::time::{Duration, Instant};
 
 use rand::Rng;
 
 use super::client::Client;
 use super::state::{unix_ms, ServerState};
+use super::stats::WorkerStats;
 use crate::config::MaxmemoryPolicy as P;
 use crate::keyspace::table::lfu_decayed_counter;
 use crate::keyspace::{Entry, NUM_SHARDS};
@@ -18,6 +24,49 @@ const MAX_EVICTIONS_PER_CALL: usize = 4096;
 /// Frees memory until under `maxmemory`. Returns false when still over the
 /// limit (noeviction, or no key eligible for the policy).
 pub fn ensure_memory(srv: &ServerState, client: &Client) -> bool {
+    free_memory(srv, &client.worker, None)
+}
+
+/// After CONFIG SET maxmemory: warns, as Redis does, when the new limit is
+/// below what is in use, and evicts at once (the events and the freed
+/// memory do not wait for the next command).
+pub fn maxmemory_changed(srv: &ServerState, client: &Client) {
+    let limit = srv.config.maxmemory();
+    if limit == 0 {
+        return;
+    }
+    let used = srv.used_memory_now();
+    if limit < used {
+        super::log::warning(&format!(
+            "WARNING: the new maxmemory value set via CONFIG SET ({limit}) is smaller than the current memory usage ({used}). This will result in key eviction and/or the inability to accept new write commands depending on the maxmemory-policy."
+        ));
+    }
+    // Inside EXEC the shards are held as a set, and eviction would lock
+    // others while holding them, which only a script may do (see the lock
+    // discipline in ARCHITECTURE.md): the worker's next tick evicts then.
+    if !client.multi.in_exec {
+        free_memory(srv, &client.worker, None);
+    }
+}
+
+/// A worker's periodic share of eviction, within `budget`: memory can stay
+/// over the limit with no command coming (a bounded call stopped early, or
+/// nothing is written), and Redis keeps evicting from its event loop then.
+/// Returns whether anything was evicted (its events are then to publish).
+pub fn background_evict(srv: &ServerState, worker: &WorkerStats, budget: Duration) -> bool {
+    if srv.config.maxmemory() == 0 {
+        return false;
+    }
+    let before = worker.evicted_keys.get();
+    free_memory(srv, worker, Some(Instant::now() + budget));
+    worker.evicted_keys.get() != before
+}
+
+/// Evicts until memory is under the limit, nothing is left to evict, or
+/// the bound is reached: `deadline`, else [`MAX_EVICTIONS_PER_CALL`].
+/// Returns whether memory is under the limit. With a deadline (background
+/// work) a locked shard is skipped, never waited for.
+fn free_memory(srv: &ServerState, worker: &WorkerStats, deadline: Option<Instant>) -> bool {
     let limit = srv.config.maxmemory();
     if limit == 0 || srv.used_memory() <= limit {
         return true;
@@ -28,12 +77,20 @@ pub fn ensure_memory(srv: &ServerState, client: &Client) -> bool {
     }
     let mut used = srv.used_memory_now();
     let mut evicted = 0;
-    while used > limit && evicted < MAX_EVICTIONS_PER_CALL {
-        let Some(freed) = evict_one(srv, policy) else {
+    while used > limit {
+        let stop = match deadline {
+            // (The clock is read every 16 evictions, as Redis reads it.)
+            Some(d) => evicted % 16 == 15 && Instant::now() >= d,
+            None => evicted >= MAX_EVICTIONS_PER_CALL,
+        };
+        if stop {
+            break;
+        }
+        let Some(freed) = evict_one(srv, policy, deadline.is_none()) else {
             return srv.used_memory_now() <= limit;
         };
         evicted += 1;
-        client.worker.evicted_keys.add(1);
+        worker.evicted_keys.add(1);
         used = used.saturating_sub(freed as u64);
         if used <= limit {
             used = srv.used_memory_now();
@@ -65,19 +122,24 @@ fn score(policy: P, e: &Entry, expire_at: i64, now_ms: i64, decay: u32) -> u64 {
     }
 }
 
-/// Locks a shard for eviction, but never waits for one a busy script
-/// holds: the worker would hang where SCRIPT KILL must get through.
-fn lock_unless_busy(srv: &ServerState, idx: usize) -> Option<crate::keyspace::ShardGuard<'_>> {
+/// Locks a shard for eviction (waiting for it when `wait`), but never
+/// waits for one a busy script holds: the worker would hang where SCRIPT
+/// KILL must get through.
+fn lock_unless_busy(
+    srv: &ServerState,
+    idx: usize,
+    wait: bool,
+) -> Option<crate::keyspace::ShardGuard<'_>> {
     match srv.keyspace.try_lock_shard(idx) {
         Some(g) => Some(g),
-        None if !srv.keyspace.busy.load(std::sync::atomic::Ordering::Relaxed) => {
+        None if wait && !srv.keyspace.busy.load(std::sync::atomic::Ordering::Relaxed) => {
             Some(srv.keyspace.lock_shard(idx))
         }
         None => None,
     }
 }
 
-fn evict_one(srv: &ServerState, policy: P) -> Option<usize> {
+fn evict_one(srv: &ServerState, policy: P, wait: bool) -> Option<usize> {
     let volatile_only = matches!(
         policy,
         P::VolatileLru | P::VolatileLfu | P::VolatileRandom | P::VolatileTtl
@@ -104,7 +166,7 @@ fn evict_one(srv: &ServerState, policy: P) -> Option<usize> {
         } else {
             (sweep_from + attempt - tries) % NUM_SHARDS
         };
-        let Some(shard) = lock_unless_busy(srv, shard_idx) else {
+        let Some(shard) = lock_unless_busy(srv, shard_idx, wait) else {
             continue;
         };
         for db in 0..ndbs {
@@ -132,7 +194,7 @@ fn evict_one(srv: &ServerState, policy: P) -> Option<usize> {
         }
     }
     let c = best?;
-    let mut shard = lock_unless_busy(srv, c.shard)?;
+    let mut shard = lock_unless_busy(srv, c.shard, wait)?;
     let table = &mut shard.dbs[c.db];
     let e = table.remove(&c.key)?;
     // "evicted" event, WATCHers and client caches.
