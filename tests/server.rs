@@ -1700,6 +1700,51 @@ fn latency_monitor_records_slow_commands() {
     assert_eq!(raw.call(&["LATENCY", "LATEST"]), Frame::Array(vec![]));
 }
 
+/// The active expiry cycle files its duration under `expire-cycle`, as Redis's does: a cycle
+/// that has many keys to delete runs until its time budget (a quarter of a 100 ms tick, in both
+/// servers), far past a 1 ms threshold. Nothing here depends on speed beyond that.
+#[test]
+fn latency_monitor_records_slow_expire_cycles() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    ok(
+        &mut raw,
+        &["CONFIG", "SET", "latency-monitor-threshold", "1"],
+    );
+    const KEYS: &str = "200000";
+    // One script writes them all, so they share one expiry time.
+    let written = raw.call(&[
+        "EVAL",
+        "for i = 1, tonumber(ARGV[1]) do redis.call('set', 'k' .. i, 'v', 'px', 1000) end return 1",
+        "0",
+        KEYS,
+    ]);
+    assert_eq!(written, Frame::Integer(1));
+    // Only the cycle deletes them (nothing reads them).
+    assert!(
+        wait_until(Duration::from_secs(120), || int(&raw.call(&["DBSIZE"]))
+            == 0),
+        "the keys did not all expire"
+    );
+    let ev = latency_event(&mut raw, "expire-cycle").unwrap_or_else(|| {
+        panic!(
+            "no expire-cycle event in LATENCY LATEST: {}",
+            fmt_frame(&raw.call(&["LATENCY", "LATEST"]))
+        )
+    });
+    assert!(int(&ev[2]) >= 1 && int(&ev[3]) >= int(&ev[2]), "{ev:?}");
+    let history = array(raw.call(&["LATENCY", "HISTORY", "expire-cycle"]));
+    assert!(!history.is_empty());
+    assert!(history
+        .into_iter()
+        .map(array)
+        .all(|h| h.len() == 2 && int(&h[1]) >= 1));
+    ok(
+        &mut raw,
+        &["CONFIG", "SET", "latency-monitor-threshold", "0"],
+    );
+}
+
 /// LATENCY HISTOGRAM: per command, the sample count and a cumulative
 /// distribution over Redis's bucket labels; unknown names are skipped, a
 /// container names its subcommands, latency-tracking no stops the counts.
