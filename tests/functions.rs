@@ -600,3 +600,23 @@ fn register_function_outside_function_load_is_refused() {
         error("ERR Function not found")
     );
 }
+
+#[test]
+fn library_errors_keep_the_librarys_bytes() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    assert_eq!(
+        c.call(&[b"FUNCTION".as_slice(), b"LOAD", b"#!lua name=l1\nx \xff"]),
+        Frame::Error(
+            b"ERR Error compiling function: user_function:2: '=' expected near '\xff'".to_vec()
+        )
+    );
+    assert_eq!(
+        c.call(&[b"FUNCTION".as_slice(), b"LOAD", b"\xff", b"x"]),
+        Frame::Error(b"ERR Unknown option given: \xff".to_vec())
+    );
+    assert_eq!(
+        c.call(&[b"FUNCTION".as_slice(), b"LIST", b"\xff"]),
+        Frame::Error(b"ERR Unknown argument \xff".to_vec())
+    );
+}

@@ -343,3 +343,100 @@ fn many_connections_at_once() {
     let mut raw = s.raw();
     assert_eq!(raw.call(&["DBSIZE"]), Frame::Integer(200));
 }
+
+/// Errors that show what the client sent show its bytes as they came, as Redis's `%s` does:
+/// no escaping, no UTF-8 replacement; cut at a NUL and at Redis's 128 bytes (even inside a
+/// UTF-8 sequence); CR and LF as spaces.
+#[test]
+fn errors_echo_client_bytes_as_sent() {
+    let s = TestServer::start();
+    let mut raw = s.raw();
+    let err = |b: &[u8]| Frame::Error(b.to_vec());
+    let call = |raw: &mut RawClient, args: &[&[u8]]| raw.call(args);
+    assert_eq!(
+        call(&mut raw, &[b"\xff\xfe"]),
+        err(b"ERR unknown command '\xff\xfe', with args beginning with: ")
+    );
+    assert_eq!(
+        call(&mut raw, &[b"\xff\xfe", b"a\x01b", b"c\xe2\x82\xacd", b"x\x00y"]),
+        err(b"ERR unknown command '\xff\xfe', with args beginning with: 'a\x01b' 'c\xe2\x82\xacd' 'x' ")
+    );
+    assert_eq!(
+        call(&mut raw, &[b"foo\r\nbar", b"\nx\n"]),
+        err(b"ERR unknown command 'foo  bar', with args beginning with: ' x ' ")
+    );
+    // 128 bytes of the name, and of the first argument (then the arguments stop: they already
+    // fill 128), cutting a euro sign in two.
+    let mut long = vec![b'n'; 127];
+    long.extend_from_slice("€".as_bytes());
+    let mut want = b"ERR unknown command '".to_vec();
+    want.extend_from_slice(&long[..128]);
+    want.extend_from_slice(b"', with args beginning with: '");
+    want.extend_from_slice(&long[..128]);
+    want.extend_from_slice(b"' ");
+    assert_eq!(call(&mut raw, &[&long, &long, b"more"]), err(&want));
+    assert_eq!(
+        call(&mut raw, &[b"CONFIG", b"\xff\xfe"]),
+        err(b"ERR unknown subcommand '\xff\xfe'. Try CONFIG HELP.")
+    );
+    assert_eq!(
+        call(&mut raw, &[b"object", b"x\xff\x00y"]),
+        err(b"ERR unknown subcommand 'x\xff'. Try OBJECT HELP.")
+    );
+    // Extra arguments: the subcommand and the command as typed, the command upper-cased.
+    assert_eq!(
+        call(&mut raw, &[b"pubsub", b"channels", b"a", b"\xff"]),
+        err(
+            b"ERR unknown subcommand or wrong number of arguments for 'channels'. Try PUBSUB HELP."
+        )
+    );
+    assert_eq!(
+        call(&mut raw, &[b"client", b"pause", b"1", b"x\xff", b"y"]),
+        err(b"ERR unknown subcommand or wrong number of arguments for 'pause'. Try CLIENT HELP.")
+    );
+    assert_eq!(
+        call(&mut raw, &[b"xinfo", b"help", b"\xff"]),
+        err(b"ERR wrong number of arguments for 'xinfo|help' command")
+    );
+    assert_eq!(
+        call(&mut raw, &[b"CONFIG", b"SET", b"\xff", b"1"]),
+        err(b"ERR Unknown option or number of arguments for CONFIG SET - '\xff'")
+    );
+    assert_eq!(
+        call(&mut raw, &[b"CONFIG", b"SET", b"a\x00b", b"1"]),
+        err(b"ERR Unknown option or number of arguments for CONFIG SET - 'a'")
+    );
+    assert_eq!(
+        call(&mut raw, &[b"HELLO", b"2", b"\xff"]),
+        err(b"ERR Syntax error in HELLO option '\xff'")
+    );
+    assert_eq!(
+        call(&mut raw, &[b"CLIENT", b"KILL", b"USER", b"\xff"]),
+        err(b"ERR No such user '\xff'")
+    );
+    assert_eq!(
+        call(&mut raw, &[b"CLIENT", b"LIST", b"TYPE", b"\xff"]),
+        err(b"ERR Unknown client type '\xff'")
+    );
+    assert_eq!(
+        call(&mut raw, &[b"EXPIRE", b"k", b"1", b"\xff"]),
+        err(b"ERR Unsupported option \xff")
+    );
+    assert_eq!(
+        call(&mut raw, &[b"XINFO", b"CONSUMERS", b"s\xff", b"g\xfe"]),
+        err(b"ERR no such key")
+    );
+    assert!(matches!(
+        call(&mut raw, &[b"XADD", b"s", b"*", b"f", b"v"]),
+        Frame::Bulk(_)
+    ));
+    assert_eq!(
+        call(&mut raw, &[b"XINFO", b"CONSUMERS", b"s", b"g\xfe"]),
+        err(b"NOGROUP No such consumer group 'g\xfe' for key name 's'")
+    );
+    assert_eq!(
+        call(&mut raw, &[b"LATENCY", b"GRAPH", b"\xff"]),
+        err(b"ERR No samples available for event '\xff'")
+    );
+    assert_eq!(call(&mut raw, &[b"PING"]), simple("PONG"));
+}

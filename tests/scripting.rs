@@ -417,6 +417,67 @@ fn many_evals_keep_lua_memory_bounded() {
     assert_eq!(admin.call(&["GET", "x"]), bulk("10000"));
 }
 
+/// A script's error texts keep its bytes as they are (no UTF-8 replacement), as Redis's `%s`
+/// does. A returned error table is replied as "-" and its text, CR/LF trimmed from the end and
+/// the rest as spaces; a raised one the same but untrimmed, before " script: ..."; both keep a
+/// leading `-` of the text (two in the reply).
+#[test]
+fn script_errors_keep_the_scripts_bytes() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    let run = |c: &mut common::RawClient, body: &[u8]| c.call(&[b"EVAL".as_slice(), body, b"0"]);
+    let sha = |body: &[u8]| sha1_smol::Sha1::from(body).digest().to_string();
+    let err = |b: &[u8]| Frame::Error(b.to_vec());
+    for (body, want) in [
+        (
+            b"return {err='\xff\xfe x'}".as_slice(),
+            b"\xff\xfe x".as_slice(),
+        ),
+        // (error_reply takes a first word as the code: here "\xff".)
+        (b"return redis.error_reply('\xff x')", b"\xff x"),
+        (b"return {err='-x'}", b"--x"),
+        (b"return {err='\\nabc\\n'}", b"- abc"),
+        (b"return {err='abc\\r\\n'}", b"-abc"),
+        (b"return {err='\\r\\nabc'}", b"-  abc"),
+        (b"return {err=''}", b"-"),
+    ] {
+        // (Frame::Error holds the text after the reply's '-'.)
+        let want = want.strip_prefix(b"-").unwrap_or(want);
+        assert_eq!(
+            run(&mut c, body),
+            err(want),
+            "{}",
+            String::from_utf8_lossy(body)
+        );
+    }
+    for (body, text) in [
+        (
+            b"error('\xff\xfe x')".as_slice(),
+            b"ERR user_script:1: \xff\xfe x".as_slice(),
+        ),
+        (b"error({err='\xff\xfe x'})", b"\xff\xfe x"),
+        (b"error({err='-x'})", b"-x"),
+        (b"error({err='x\\n'})", b"x "),
+    ] {
+        let mut want = text.to_vec();
+        want.extend_from_slice(format!(" script: {}, on @user_script:1.", sha(body)).as_bytes());
+        assert_eq!(
+            run(&mut c, body),
+            err(&want),
+            "{}",
+            String::from_utf8_lossy(body)
+        );
+    }
+    assert_eq!(
+        run(&mut c, b"return \xff"),
+        err(b"ERR Error compiling script (new function): user_script:1: unexpected symbol near '\xff'")
+    );
+    assert_eq!(
+        c.call(&[b"SCRIPT".as_slice(), b"LOAD", b"x \xfe"]),
+        err(b"ERR Error compiling script (new function): user_script:1: '=' expected near '\xfe'")
+    );
+}
+
 #[test]
 fn math_random_starts_where_redis_starts() {
     // One sequence per process, never reseeded per script, starting from drand48's unseeded

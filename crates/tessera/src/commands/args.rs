@@ -49,8 +49,18 @@ pub fn int32(arg: &[u8]) -> Result<i64, CmdError> {
 /// C's `%.Ns` of a byte string, as Redis formats arguments into error
 /// messages: at most `n` bytes, cut at the first NUL.
 pub fn c_str_prefix(b: &[u8], n: usize) -> String {
-    let b = crate::util::c_str(&b[..b.len().min(n)]);
-    String::from_utf8_lossy(b).into_owned()
+    String::from_utf8_lossy(c_bytes_prefix(b, n)).into_owned()
+}
+
+/// [`c_str_prefix`] as the bytes themselves, for error messages that show
+/// an argument as the client sent it ([`CmdError::bytes`]).
+pub fn c_bytes_prefix(b: &[u8], n: usize) -> &[u8] {
+    crate::util::c_str(&b[..b.len().min(n)])
+}
+
+/// C's `%s` of an argument: the bytes up to the first NUL.
+pub fn c_bytes(arg: &[u8]) -> &[u8] {
+    crate::util::c_str(arg)
 }
 
 /// A blocking command's timeout in seconds (fractions allowed), as Redis

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use tessera_resp::encode::Protocol;
 
-use super::args::{eq_ic, int, lossy};
+use super::args::{c_bytes, eq_ic, int, lossy};
 use super::flags::*;
 use super::generic::{container, help_reply};
 use super::meta::arg as a;
@@ -403,20 +403,24 @@ fn client_tracking(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     for (j, p) in want.prefixes.iter().enumerate() {
         for q in &cur.prefixes {
             if overlap(p, q) {
-                return Err(CmdError::msg(format!(
-                    "ERR Prefix '{}' overlaps with an existing prefix '{}'. Prefixes for a single client must not overlap.",
-                    String::from_utf8_lossy(p),
-                    String::from_utf8_lossy(q)
-                )));
+                return Err(CmdError::bytes(&[
+                    b"ERR Prefix '",
+                    c_bytes(p),
+                    b"' overlaps with an existing prefix '",
+                    c_bytes(q),
+                    b"'. Prefixes for a single client must not overlap.",
+                ]));
             }
         }
         for q in &want.prefixes[j + 1..] {
             if overlap(p, q) {
-                return Err(CmdError::msg(format!(
-                    "ERR Prefix '{}' overlaps with another provided prefix '{}'. Prefixes for a single client must not overlap.",
-                    String::from_utf8_lossy(p),
-                    String::from_utf8_lossy(q)
-                )));
+                return Err(CmdError::bytes(&[
+                    b"ERR Prefix '",
+                    c_bytes(p),
+                    b"' overlaps with another provided prefix '",
+                    c_bytes(q),
+                    b"'. Prefixes for a single client must not overlap.",
+                ]));
             }
         }
     }
@@ -672,10 +676,11 @@ fn hello(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             *ctx.client.info.name.lock() = if n.is_empty() { None } else { Some(n.to_vec()) };
             i += 2;
         } else {
-            return Err(CmdError::msg(format!(
-                "ERR Syntax error in HELLO option '{}'",
-                lossy(args[i])
-            )));
+            return Err(CmdError::bytes(&[
+                b"ERR Syntax error in HELLO option '",
+                c_bytes(args[i]),
+                b"'",
+            ]));
         }
     }
     if !ctx.client.authenticated {
@@ -778,10 +783,11 @@ fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             } else if eq_ic(t, "master") || eq_ic(t, "replica") || eq_ic(t, "slave") {
                 Some(None)
             } else {
-                return Err(CmdError::msg(format!(
-                    "ERR Unknown client type '{}'",
-                    lossy(t)
-                )));
+                return Err(CmdError::bytes(&[
+                    b"ERR Unknown client type '",
+                    c_bytes(t),
+                    b"'",
+                ]));
             }
         }
         _ => return Err(CmdError::Syntax),
@@ -872,10 +878,11 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             } else if eq_ic(val, "master") || eq_ic(val, "replica") || eq_ic(val, "slave") {
                 wanted = Some(None);
             } else {
-                return Err(CmdError::msg(format!(
-                    "ERR Unknown client type '{}'",
-                    lossy(val)
-                )));
+                return Err(CmdError::bytes(&[
+                    b"ERR Unknown client type '",
+                    c_bytes(val),
+                    b"'",
+                ]));
             }
         } else if eq_ic(opt, "addr") {
             addr = Some(lossy(val));
@@ -898,7 +905,7 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     }
     if let Some(u) = &user {
         if u.as_slice() != b"default" {
-            return Err(CmdError::msg(format!("ERR No such user '{}'", lossy(u))));
+            return Err(CmdError::bytes(&[b"ERR No such user '", c_bytes(u), b"'"]));
         }
     }
     let mut killed = 0;
@@ -926,12 +933,7 @@ fn client_pause(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         4 if eq_ic(args[3], "write") => true,
         4 if eq_ic(args[3], "all") => false,
         4 => return Err(CmdError::msg("ERR CLIENT PAUSE mode must be WRITE or ALL")),
-        _ => {
-            return Err(CmdError::msg(format!(
-                "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
-                lossy(args[1])
-            )))
-        }
+        _ => return Err(super::subcommand_syntax_error(args)),
     };
     let ms =
         int(args[2]).map_err(|_| CmdError::msg("ERR timeout is not an integer or out of range"))?;
@@ -1017,10 +1019,7 @@ fn client_no_touch(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if args.len() > 4 {
-        return Err(CmdError::msg(format!(
-            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
-            lossy(args[1])
-        )));
+        return Err(super::subcommand_syntax_error(args));
     }
     let id = int(args[2])?;
     let error = match args.get(3) {

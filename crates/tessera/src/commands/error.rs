@@ -60,15 +60,34 @@ pub enum CmdError {
     /// Any other message, already carrying its code (`ERR ...`).
     #[error("{0}")]
     Msg(Cow<'static, str>),
+    /// A message that shows a client's bytes as they came: Redis formats
+    /// them into its errors with `%s`, so they reach the client unchanged
+    /// (up to a NUL), not as UTF-8.
+    #[error("{}", String::from_utf8_lossy(.0))]
+    Bytes(Vec<u8>),
     /// A message already counted in the error statistics where it arose (a
     /// script's error raised by `redis.call`): replied, not counted again.
-    #[error("{0}")]
-    Counted(String),
+    #[error("{}", String::from_utf8_lossy(.0))]
+    Counted(Vec<u8>),
 }
 
 impl CmdError {
     pub fn msg(s: impl Into<Cow<'static, str>>) -> CmdError {
         CmdError::Msg(s.into())
+    }
+
+    /// A message of `parts` joined, text and client bytes alike.
+    pub fn bytes(parts: &[&[u8]]) -> CmdError {
+        CmdError::Bytes(parts.concat())
+    }
+
+    /// The text replied, client bytes in it as they came.
+    pub fn text(&self) -> Cow<'_, [u8]> {
+        match self {
+            CmdError::Bytes(b) | CmdError::Counted(b) => Cow::Borrowed(b),
+            CmdError::Msg(s) => Cow::Borrowed(s.as_bytes()),
+            other => Cow::Owned(other.to_string().into_bytes()),
+        }
     }
 
     /// The code INFO errorstats files this error under.

@@ -1,6 +1,6 @@
 //! Key expiry: EXPIRE and friends, TTL queries, PERSIST.
 
-use super::args::{eq_ic, int, lossy};
+use super::args::{eq_ic, int};
 use super::flags::*;
 use super::meta::{arg as a, ks, ksflags::*};
 use super::{acl, argv, deletion_argv, ms_arg, CmdError, CmdResult, CommandSpec, Ctx, Handler};
@@ -165,10 +165,10 @@ fn parse_conditions(args: &[&[u8]]) -> Result<Conditions, CmdError> {
         } else if eq_ic(a, "lt") {
             c.lt = true;
         } else {
-            return Err(CmdError::msg(format!(
-                "ERR Unsupported option {}",
-                lossy(a)
-            )));
+            return Err(CmdError::bytes(&[
+                b"ERR Unsupported option ",
+                super::args::c_bytes(a),
+            ]));
         }
     }
     if c.nx && (c.xx || c.gt || c.lt) {

@@ -296,7 +296,7 @@ fn compile_library(ctx: &Ctx, code: &[u8], bounded: bool) -> Result<Library, Cmd
     let (library, _) =
         crate::scripting::with_vm(&ctx.srv.scripts, |vm| lib::load(vm, &name, code, bounded))
             .map_err(CmdError::msg)?
-            .map_err(CmdError::msg)?;
+            .map_err(CmdError::Bytes)?;
     Ok(library)
 }
 
@@ -308,10 +308,10 @@ fn function_load(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         if eq_ic(opt, "replace") {
             replace = true;
         } else {
-            return Err(CmdError::msg(format!(
-                "ERR Unknown option given: {}",
-                String::from_utf8_lossy(opt)
-            )));
+            return Err(CmdError::bytes(&[
+                b"ERR Unknown option given: ",
+                super::args::c_bytes(opt),
+            ]));
         }
     }
     if let Ok(name) = lib::parse_metadata(code) {
@@ -342,10 +342,7 @@ fn function_delete(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 /// Redis's reply to extra arguments after a FUNCTION subcommand that takes
 /// optional ones: the subcommand named as typed (at most 128 bytes).
 fn subcommand_syntax_error(args: &[&[u8]]) -> CmdError {
-    CmdError::msg(format!(
-        "ERR unknown subcommand or wrong number of arguments for '{}'. Try FUNCTION HELP.",
-        String::from_utf8_lossy(&args[1][..args[1].len().min(128)])
-    ))
+    super::subcommand_syntax_error(args)
 }
 
 fn function_flush(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
@@ -390,10 +387,10 @@ fn function_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 .iter()
                 .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c })
                 .collect();
-            return Err(CmdError::msg(format!(
-                "ERR Unknown argument {}",
-                String::from_utf8_lossy(&shown)
-            )));
+            return Err(CmdError::bytes(&[
+                b"ERR Unknown argument ",
+                super::args::c_bytes(&shown),
+            ]));
         }
         i += 1;
     }

@@ -883,16 +883,16 @@ fn parse_options<'a>(
         }));
     }
     if geosearch && !(frommember || fromloc) {
-        return Err(CmdError::msg(format!(
-            "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for {}",
-            super::args::lossy(args[0])
-        )));
+        return Err(CmdError::bytes(&[
+            b"ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for ",
+            super::args::c_bytes(args[0]),
+        ]));
     }
     if geosearch && !(byradius || bybox) {
-        return Err(CmdError::msg(format!(
-            "ERR exactly one of BYRADIUS and BYBOX can be specified for {}",
-            super::args::lossy(args[0])
-        )));
+        return Err(CmdError::bytes(&[
+            b"ERR exactly one of BYRADIUS and BYBOX can be specified for ",
+            super::args::c_bytes(args[0]),
+        ]));
     }
     if o.any && o.count == 0 {
         return Err(CmdError::msg(

@@ -280,10 +280,11 @@ fn pfdebug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             hll::sparse_to_dense(v).map_err(corrupt)?;
             out.int(was_sparse as i64);
         } else {
-            return Err(CmdError::msg(format!(
-                "ERR Unknown PFDEBUG subcommand '{}'",
-                c_str_prefix(sub, usize::MAX)
-            )));
+            return Err(CmdError::bytes(&[
+                b"ERR Unknown PFDEBUG subcommand '",
+                super::args::c_bytes(sub),
+                b"'",
+            ]));
         }
         if converts && was_sparse {
             db.note_change();

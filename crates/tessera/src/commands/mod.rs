@@ -773,12 +773,27 @@ pub fn ok(ctx: &mut Ctx) -> CmdResult {
     Ok(())
 }
 
-/// The `... Try X HELP.` error for unknown subcommands.
+/// The `... Try X HELP.` error for unknown subcommands (the subcommand as
+/// the client sent it).
 pub fn unknown_subcommand(container: &str, sub: &[u8]) -> CmdError {
-    let sub = args::c_str_prefix(sub, 128);
-    CmdError::msg(format!(
-        "ERR unknown subcommand '{}'. Try {} HELP.",
-        sub,
-        container.to_ascii_uppercase()
-    ))
+    CmdError::bytes(&[
+        b"ERR unknown subcommand '",
+        args::c_bytes_prefix(sub, 128),
+        b"'. Try ",
+        container.to_ascii_uppercase().as_bytes(),
+        b" HELP.",
+    ])
+}
+
+/// Redis's addReplySubcommandSyntaxError: `args[1]` (at most 128 bytes)
+/// and the command as typed, upper-cased, both as the client sent them.
+pub fn subcommand_syntax_error(args: &[&[u8]]) -> CmdError {
+    let sub = args.get(1).copied().unwrap_or_default();
+    CmdError::bytes(&[
+        b"ERR unknown subcommand or wrong number of arguments for '",
+        args::c_bytes_prefix(sub, 128),
+        b"'. Try ",
+        &args::c_bytes(args[0]).to_ascii_uppercase(),
+        b" HELP.",
+    ])
 }

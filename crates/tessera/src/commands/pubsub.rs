@@ -286,20 +286,14 @@ fn count_subscribers(ctx: &mut Ctx, args: &[&[u8]], kind: Kind) -> CmdResult {
 
 fn pubsub_channels(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if args.len() > 3 {
-        return Err(CmdError::msg(format!(
-            "ERR unknown subcommand or wrong number of arguments for '{}'. Try PUBSUB HELP.",
-            super::args::lossy(args[1])
-        )));
+        return Err(super::subcommand_syntax_error(args));
     }
     list_channels(ctx, args, Kind::Channel)
 }
 
 fn pubsub_shardchannels(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if args.len() > 3 {
-        return Err(CmdError::msg(format!(
-            "ERR unknown subcommand or wrong number of arguments for '{}'. Try PUBSUB HELP.",
-            super::args::lossy(args[1])
-        )));
+        return Err(super::subcommand_syntax_error(args));
     }
     list_channels(ctx, args, Kind::Shard)
 }

@@ -252,7 +252,7 @@ fn cache_body(srv: &ServerState, body: &[u8]) -> Result<std::sync::Arc<Script>, 
     let code = code_of(body);
     scripting::with_vm(&srv.scripts, |vm| vm.function(&sha, code, "@user_script"))
         .map_err(CmdError::msg)?
-        .map_err(|e| CmdError::msg(format!("ERR Error compiling script (new function): {e}")))?;
+        .map_err(|e| CmdError::bytes(&[b"ERR Error compiling script (new function): ", &e]))?;
     Ok(srv.scripts.insert(Script {
         sha,
         body: body.into(),
@@ -333,8 +333,14 @@ fn run(ctx: &mut Ctx, args: &[&[u8]], script: &Script, ro_command: bool) -> CmdR
             sha,
         },
         |vm| {
-            vm.function(sha, code, "@user_script")
-                .map_err(|e| format!("ERR Error compiling script (new function): {e}"))
+            // (The body compiled when it was cached: this cannot fail on
+            // its text.)
+            vm.function(sha, code, "@user_script").map_err(|e| {
+                format!(
+                    "ERR Error compiling script (new function): {}",
+                    String::from_utf8_lossy(&e)
+                )
+            })
         },
     )
 }
@@ -748,15 +754,18 @@ pub fn run_function(
         Err(e) | Ok(Err(e)) => Err(CmdError::msg(e)),
         Ok(Ok(None)) => Ok(()),
         Ok(Ok(Some((msg, src, counted)))) => {
-            let text = convert::error_text(&msg);
-            let mut text = String::from_utf8_lossy(&text).into_owned();
+            // Redis's "-%s script: ..., on ...": the message's bytes as
+            // the script gave them.
+            let mut text = convert::error_text(&msg);
             if let Some((source, line)) = src {
-                text = format!("{text} script: {}, on {}:{}.", spec.sha, source, line);
+                text.extend_from_slice(
+                    format!(" script: {}, on {}:{}.", spec.sha, source, line).as_bytes(),
+                );
             }
             Err(if counted {
                 CmdError::Counted(text)
             } else {
-                CmdError::msg(text)
+                CmdError::Bytes(text)
             })
         }
     }

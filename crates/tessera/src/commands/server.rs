@@ -946,14 +946,14 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let local = ctx.client.info.addr.is_local();
     ctx.srv
         .config
-        .set_with(
+        .set_for_client(
             &pairs,
             crate::config::SetContext {
                 local_client: local,
                 loading: false,
             },
         )
-        .map_err(CmdError::msg)?;
+        .map_err(CmdError::Bytes)?;
     if pairs.iter().any(|(name, _)| eq_ic(name, "maxmemory")) {
         crate::server::evict::maxmemory_changed(ctx.srv, ctx.client);
     }
@@ -1840,9 +1840,11 @@ fn latency_graph(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let name = lossy(args[2]);
     let lat = ctx.srv.latency.lock();
     let Some(series) = lat.get(&*name).filter(|s| !s.samples.is_empty()) else {
-        return Err(CmdError::msg(format!(
-            "ERR No samples available for event '{name}'"
-        )));
+        return Err(CmdError::bytes(&[
+            b"ERR No samples available for event '",
+            super::args::c_bytes(args[2]),
+            b"'",
+        ]));
     };
     let samples: Vec<(i64, u64)> = series.samples.iter().copied().collect();
     let max_ms = series.max_ms;
@@ -2507,10 +2509,7 @@ fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             ],
         );
     } else {
-        return Err(CmdError::msg(format!(
-            "ERR unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
-            lossy(sub)
-        )));
+        return Err(super::subcommand_syntax_error(args));
     }
     Ok(())
 }

@@ -13,7 +13,7 @@
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
-use super::args::{eq_ic, int, lossy};
+use super::args::{c_bytes, eq_ic, int};
 use super::flags::*;
 use super::meta::{arg as a, ks, ksflags::*, BeginSearch, FindKeys, KeySpecDef};
 use super::{acl, CmdError, CmdResult, CommandSpec, Ctx, Handler};
@@ -499,20 +499,18 @@ fn scratch(out: &ReplyBuf) -> ReplyBuf {
 }
 
 fn nogroup_for_key(key: &[u8], group: &[u8]) -> CmdError {
-    CmdError::msg(format!(
-        "NOGROUP No such key '{}' or consumer group '{}'",
-        lossy(key),
-        lossy(group)
-    ))
+    CmdError::bytes(&[
+        b"NOGROUP No such key '",
+        c_bytes(key),
+        b"' or consumer group '",
+        c_bytes(group),
+        b"'",
+    ])
 }
 
 /// `ERR unknown subcommand or wrong number of arguments for '<sub>'. Try <CMD> HELP.`
 fn subcommand_syntax(args: &[&[u8]]) -> CmdError {
-    CmdError::msg(format!(
-        "ERR unknown subcommand or wrong number of arguments for '{}'. Try {} HELP.",
-        super::args::c_str_prefix(args[1], 128),
-        lossy(args[0]).to_ascii_uppercase()
-    ))
+    super::subcommand_syntax_error(args)
 }
 
 // ---- XADD / XTRIM -------------------------------------------------------------------------
@@ -916,10 +914,11 @@ fn parse_read<'a>(
         let o = args[i];
         if eq_ic(o, "block") && more > 0 {
             if super::scripting::in_script() {
-                return Err(CmdError::msg(format!(
-                    "ERR {} command is not allowed with BLOCK option from scripts",
-                    lossy(args[0])
-                )));
+                return Err(CmdError::bytes(&[
+                    b"ERR ",
+                    c_bytes(args[0]),
+                    b" command is not allowed with BLOCK option from scripts",
+                ]));
             }
             i += 1;
             let t = int(args[i])
@@ -1221,11 +1220,13 @@ fn xread_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) -> CmdResult {
                         ))
                     }
                     _ => {
-                        return Err(CmdError::msg(format!(
-                            "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option",
-                            lossy(key),
-                            lossy(group)
-                        )))
+                        return Err(CmdError::bytes(&[
+                            b"NOGROUP No such key '",
+                            c_bytes(key),
+                            b"' or consumer group '",
+                            c_bytes(group),
+                            b"' in XREADGROUP with GROUP option",
+                        ]))
                     }
                 }
             }
@@ -1442,11 +1443,13 @@ fn xgroup_precheck(
     }
     let has_group = s.as_ref().is_some_and(|s| s.groups.contains_key(group));
     if needs_group && !has_group {
-        return Err(CmdError::msg(format!(
-            "NOGROUP No such consumer group '{}' for key name '{}'",
-            lossy(group),
-            lossy(key)
-        )));
+        return Err(CmdError::bytes(&[
+            b"NOGROUP No such consumer group '",
+            c_bytes(group),
+            b"' for key name '",
+            c_bytes(key),
+            b"'",
+        ]));
     }
     Ok(())
 }
@@ -1823,10 +1826,11 @@ fn xclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 j += 1;
                 last_id = strict_id(args[j])?;
             } else {
-                return Err(CmdError::msg(format!(
-                    "ERR Unrecognized XCLAIM option '{}'",
-                    lossy(opt)
-                )));
+                return Err(CmdError::bytes(&[
+                    b"ERR Unrecognized XCLAIM option '",
+                    c_bytes(opt),
+                    b"'",
+                ]));
             }
             j += 1;
         }
@@ -2262,11 +2266,13 @@ fn xinfo_consumers(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     ka.with_key(key, |db| {
         let s = xinfo_lookup(db, key)?;
         let Some(g) = s.groups.get(group) else {
-            return Err(CmdError::msg(format!(
-                "NOGROUP No such consumer group '{}' for key name '{}'",
-                lossy(group),
-                lossy(key)
-            )));
+            return Err(CmdError::bytes(&[
+                b"NOGROUP No such consumer group '",
+                c_bytes(group),
+                b"' for key name '",
+                c_bytes(key),
+                b"'",
+            ]));
         };
         out.array(g.consumers.len());
         for (name, c) in &g.consumers {

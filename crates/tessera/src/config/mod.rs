@@ -229,6 +229,13 @@ impl Default for Config {
     }
 }
 
+/// Why CONFIG SET refused: a name it does not know (shown as given), or
+/// any other reply.
+enum SetError<'a> {
+    Unknown(&'a [u8]),
+    Text(String),
+}
+
 /// Lower-cased name (primary or alias) -> (table index, is the alias).
 fn registry() -> &'static HashMap<Vec<u8>, (usize, bool)> {
     static REG: OnceLock<HashMap<Vec<u8>, (usize, bool)>> = OnceLock::new();
@@ -540,6 +547,29 @@ impl Config {
     /// "LOADING "). The caller checks the argument count (odd count:
     /// "ERR syntax error"; none: the arity error).
     pub fn set_with(&self, pairs: &[(&[u8], &[u8])], ctx: SetContext) -> Result<(), String> {
+        self.set_for_client(pairs, ctx)
+            .map_err(|e| String::from_utf8_lossy(&e).into_owned())
+    }
+
+    /// [`Config::set_with`] with the error as the reply's bytes: an unknown
+    /// name is shown as the client sent it (Redis's `%s`), not as UTF-8.
+    pub fn set_for_client(&self, pairs: &[(&[u8], &[u8])], ctx: SetContext) -> Result<(), Vec<u8>> {
+        self.set_checked(pairs, ctx).map_err(|e| match e {
+            SetError::Unknown(name) => [
+                b"ERR Unknown option or number of arguments for CONFIG SET - '".as_slice(),
+                crate::util::c_str(name),
+                b"'",
+            ]
+            .concat(),
+            SetError::Text(t) => t.into_bytes(),
+        })
+    }
+
+    fn set_checked<'a>(
+        &self,
+        pairs: &[(&'a [u8], &[u8])],
+        ctx: SetContext,
+    ) -> Result<(), SetError<'a>> {
         let _guard = self.set_lock.lock();
 
         // Resolve names; the first problem found is the one reported.
@@ -581,15 +611,14 @@ impl Config {
         }
         if invalid {
             return Err(if deny_loading {
-                "LOADING Redis is loading the dataset in memory".to_string()
+                SetError::Text("LOADING Redis is loading the dataset in memory".to_string())
             } else if let Some(name) = unknown {
-                format!(
-                    "ERR Unknown option or number of arguments for CONFIG SET - '{}'",
-                    lossy(name)
-                )
+                SetError::Unknown(name)
             } else {
                 let (name, why) = failure.unwrap_or_default();
-                format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {why}")
+                SetError::Text(format!(
+                    "ERR CONFIG SET failed (possibly related to argument '{name}') - {why}"
+                ))
             });
         }
 
@@ -603,7 +632,9 @@ impl Config {
                 vec![*raw]
             };
             let mut v = self.parse_value(*i, &args, &base_dir).map_err(|e| {
-                format!("ERR CONFIG SET failed (possibly related to argument '{dname}') - {e}")
+                SetError::Text(format!(
+                    "ERR CONFIG SET failed (possibly related to argument '{dname}') - {e}"
+                ))
             })?;
             if let (Some(floor), Value::Num(n)) = (TABLE[*i].set_floor, &mut v) {
                 *n = (*n).max(floor);
@@ -640,9 +671,9 @@ impl Config {
                         // Best effort: the old values were in effect before.
                         let _ = hook(self, TABLE[*j].name);
                     }
-                    return Err(format!(
+                    return Err(SetError::Text(format!(
                         "ERR CONFIG SET failed (possibly related to argument '{dname}') - {e}"
-                    ));
+                    )));
                 }
             }
         }

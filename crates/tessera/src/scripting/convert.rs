@@ -301,7 +301,7 @@ unsafe fn write_table(state: *mut ffi::lua_State, t: c_int, out: &mut ReplyBuf, 
         let top = ffi::lua_gettop(state);
         let restore = |state| ffi::lua_settop(state, top);
         if raw_field(state, t, b"err") == ffi::LUA_TSTRING {
-            let text = error_text(stack_bytes(state, -1));
+            let text = returned_error_text(stack_bytes(state, -1));
             out.error(&text);
             restore(state);
             if error_already_counted(state, t) {
@@ -483,12 +483,26 @@ fn sanitize(s: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     )
 }
 
-/// An error table's text as sent: a leading `-` is dropped (error_reply
-/// adds one), an empty text becomes a generic error.
+/// An error table's text as Redis replies it when the script raised it:
+/// "-%s" of the message (so one that starts with `-` shows two), CR and LF
+/// as spaces. The leading `-` makes it the whole reply for
+/// [`ReplyBuf::error`](tessera_resp::encode::ReplyBuf::error).
 pub fn error_text(e: &[u8]) -> Vec<u8> {
+    let mut out = b"-".to_vec();
+    out.extend_from_slice(&sanitize(c_str(e)));
+    out
+}
+
+/// An error table's text as Redis replies it when the script returned it:
+/// as [`error_text`], with CR and LF first trimmed from the end (Redis
+/// formats this one with addReplyErrorFormat).
+pub fn returned_error_text(e: &[u8]) -> Vec<u8> {
     let e = c_str(e);
-    let e = e.strip_prefix(b"-").unwrap_or(e);
-    sanitize(e).into_owned()
+    let end = e
+        .iter()
+        .rposition(|&c| c != b'\r' && c != b'\n')
+        .map_or(0, |i| i + 1);
+    error_text(&e[..end])
 }
 
 /// An error text as Redis 7.0 stores it in an error table: "CODE message",

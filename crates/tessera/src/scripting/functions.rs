@@ -153,31 +153,23 @@ fn lua_err(msg: &str) -> mlua::Error {
 }
 
 /// Runs a library's code in `vm`, collecting its functions. Errors carry
-/// Redis's texts. `bounded`: FUNCTION LOAD's run, limited to Redis's 500
-/// ms (a library already accepted, loaded again into another thread's
-/// state, is not).
+/// Redis's texts, the library's bytes in them as they are. `bounded`:
+/// FUNCTION LOAD's run, limited to Redis's 500 ms (a library already
+/// accepted, loaded again into another thread's state, is not).
 pub fn load(
     vm: &mut Vm,
     name: &str,
     code: &[u8],
     bounded: bool,
-) -> Result<(Library, Vec<Function>), String> {
+) -> Result<(Library, Vec<Function>), Vec<u8>> {
+    let err = |e: mlua::Error| format!("ERR {e}").into_bytes();
     let lua = vm.lua.clone();
     let registered: Registered = Rc::new(RefCell::new(Some(Vec::new())));
-    let (env, inner) = load_env(vm, &registered).map_err(|e| format!("ERR {e}"))?;
-    let chunk = lua
-        .load(body(code))
-        .set_name("@user_function")
-        .set_mode(mlua::ChunkMode::Text)
-        .into_function()
-        .map_err(|e| {
-            let msg = match &e {
-                mlua::Error::SyntaxError { message, .. } => message.clone(),
-                other => other.to_string(),
-            };
-            format!("ERR Error compiling function: {msg}")
-        })?;
-    chunk.set_environment(env).map_err(|e| format!("ERR {e}"))?;
+    let (env, inner) = load_env(vm, &registered).map_err(err)?;
+    // (The body starts with the blanked shebang line: never bytecode.)
+    let chunk = super::load_text(&lua, body(code), "@user_function")
+        .map_err(|e| [b"ERR Error compiling function: ".as_slice(), &e].concat())?;
+    chunk.set_environment(env).map_err(err)?;
     vm.arm_timeout_hook();
     let ran = if bounded {
         crate::commands::scripting::with_load_deadline(|| vm.run(chunk))
@@ -185,14 +177,14 @@ pub fn load(
         vm.run(chunk)
     };
     let regs = registered.borrow_mut().take().unwrap_or_default();
-    match ran.map_err(|e| format!("ERR {e}"))? {
+    match ran.map_err(err)? {
         Ok(_) => {}
         Err(t) => {
-            let msg: String = match t.raw_get::<Value>("err") {
-                Ok(Value::String(s)) => s.to_string_lossy(),
-                _ => "ERR unknown error".into(),
+            let msg: Vec<u8> = match t.raw_get::<Value>("err") {
+                Ok(Value::String(s)) => s.as_bytes().to_vec(),
+                _ => b"ERR unknown error".to_vec(),
             };
-            return Err(format!("ERR Error registering functions: {msg}"));
+            return Err([b"ERR Error registering functions: ".as_slice(), &msg].concat());
         }
     }
     // Once loaded, the library's functions see the whole redis API and
@@ -204,9 +196,9 @@ pub fn load(
         inner.set_metatable(Some(mt));
         Ok(())
     };
-    see_globals().map_err(|e| format!("ERR {e}"))?;
+    see_globals().map_err(err)?;
     if regs.is_empty() {
-        return Err("ERR No functions registered".into());
+        return Err(b"ERR No functions registered".to_vec());
     }
     let (metas, funcs): (Vec<_>, Vec<_>) = regs.into_iter().unzip();
     Ok((
@@ -382,7 +374,8 @@ fn check_function_name(name: &str) -> mlua::Result<()> {
 /// Returns its registry entry, valid while this VM lives.
 pub fn callback(vm: &mut Vm, lib: &Library, function: &str) -> Result<std::ffi::c_int, String> {
     if !vm.loaded_libraries.contains_key(&lib.name) {
-        let (loaded, funcs) = load(vm, &lib.name, &lib.code, false)?;
+        let (loaded, funcs) = load(vm, &lib.name, &lib.code, false)
+            .map_err(|e| String::from_utf8_lossy(&e).into_owned())?;
         let mut map = HashMap::new();
         for (meta, f) in loaded.functions.iter().zip(funcs) {
             if let Ok(k) = vm.lua.create_registry_value(f) {

@@ -790,29 +790,25 @@ impl Vm {
     }
 
     /// Compiles a script body into a function (cached by SHA); returns its
-    /// registry entry, valid while this VM lives.
-    pub fn function(&mut self, sha: &str, body: &[u8], name: &str) -> Result<c_int, String> {
+    /// registry entry, valid while this VM lives. A compile error is Lua's
+    /// message, the script's bytes in it as they are.
+    pub fn function(&mut self, sha: &str, body: &[u8], name: &str) -> Result<c_int, Vec<u8>> {
         if let Some(k) = self.compiled.get(sha) {
             return Ok(k.id());
         }
         if body.first() == Some(&0x1b) {
             // Redis parses bytecode as text (see the prelude's loaders).
             let shown = name.strip_prefix(['@', '=']).unwrap_or(name);
-            return Err(format!("{shown}:1: unexpected symbol near 'char(27)'"));
+            return Err(format!("{shown}:1: unexpected symbol near 'char(27)'").into_bytes());
         }
-        let f = self
-            .lua
-            .load(body)
-            .set_name(name)
-            .set_mode(mlua::ChunkMode::Text)
-            .into_function()
-            .map_err(|e| compile_error_text(&e))?;
+        let f = load_text(&self.lua, body, name)?;
         let env = self.env.clone();
-        f.set_environment(env).map_err(|e| e.to_string())?;
+        f.set_environment(env)
+            .map_err(|e| e.to_string().into_bytes())?;
         let k = self
             .lua
             .create_registry_value(f)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| e.to_string().into_bytes())?;
         let id = k.id();
         self.compiled.insert(sha.to_string(), k);
         Ok(id)
@@ -839,11 +835,35 @@ impl Vm {
     }
 }
 
-/// The text of a compile error as Lua reports it, without mlua's framing.
-fn compile_error_text(e: &mlua::Error) -> String {
-    match e {
-        mlua::Error::SyntaxError { message, .. } => message.clone(),
-        other => other.to_string(),
+/// Compiles `body` as a text chunk (bytecode is refused) named `name`. A syntax error is Lua's message as bytes: it quotes the
+/// code, and mlua would decode it lossily, where Redis shows it as is.
+pub(crate) fn load_text(lua: &Lua, body: &[u8], name: &str) -> Result<Function, Vec<u8>> {
+    let name = std::ffi::CString::new(name).map_err(|e| e.to_string().into_bytes())?;
+    let mut error = None;
+    // SAFETY: exec_raw runs the closure on a valid state inside a protected
+    // call; luaL_loadbuffer reads `body` and `name` (alive for the call)
+    // and leaves one value: the function, or its error message, which is
+    // copied and replaced by nil.
+    let f: Option<Function> = unsafe {
+        lua.exec_raw((), |state| {
+            let rc = ffi::luaL_loadbufferx(
+                state,
+                body.as_ptr().cast(),
+                body.len(),
+                name.as_ptr(),
+                c"t".as_ptr(),
+            );
+            if rc != 0 {
+                error = Some(convert::stack_bytes(state, -1).to_vec());
+                ffi::lua_pop(state, 1);
+                ffi::lua_pushnil(state);
+            }
+        })
+    }
+    .map_err(|e| e.to_string().into_bytes())?;
+    match (f, error) {
+        (Some(f), _) => Ok(f),
+        (None, e) => Err(e.unwrap_or_else(|| b"error loading the code".to_vec())),
     }
 }
 

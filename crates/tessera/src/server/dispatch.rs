@@ -662,36 +662,43 @@ pub(crate) fn resolve(args: &[&[u8]], caller: Caller) -> Result<Resolved, Unreso
     }
 }
 
-/// Redis's "unknown command" text: the name and up to ~128 bytes of args.
+/// Redis's "unknown command" text: the name and up to ~128 bytes of args,
+/// as the client sent them (Redis's `%s`: no escaping).
 fn unknown_command(args: &[&[u8]]) -> CmdError {
-    let name = crate::commands::args::c_str_prefix(args[0], 128);
-    let mut rest = String::new();
+    use crate::commands::args::c_bytes_prefix;
+    let mut rest = Vec::new();
     for a in &args[1..] {
         if rest.len() >= 128 {
             break;
         }
         let room = 128 - rest.len();
-        rest.push('\'');
-        rest.push_str(&crate::commands::args::c_str_prefix(a, room));
-        rest.push_str("' ");
+        rest.push(b'\'');
+        rest.extend_from_slice(c_bytes_prefix(a, room));
+        rest.extend_from_slice(b"' ");
     }
-    CmdError::msg(format!(
-        "ERR unknown command '{}', with args beginning with: {}",
-        name, rest
-    ))
+    CmdError::bytes(&[
+        b"ERR unknown command '",
+        c_bytes_prefix(args[0], 128),
+        b"', with args beginning with: ",
+        &rest,
+    ])
 }
 
 fn reply_error(_srv: &ServerState, client: &Client, out: &mut ReplyBuf, e: &CmdError) {
-    let text = e.to_string();
+    let text = e.text();
     if !matches!(e, CmdError::Counted(_)) {
-        client.worker.count_error(error_code(&text));
+        client
+            .worker
+            .count_error(error_code(&String::from_utf8_lossy(&text)));
     }
-    out.error(text.as_bytes());
+    out.error(&text);
 }
 
 /// The code errorstats files an error text under, as Redis finds it: the
 /// first word when a space comes within the first 32 bytes, else ERR.
 pub fn error_code(text: &str) -> &str {
+    // (A text that starts with '-' is the whole reply, '-' included.)
+    let text = text.strip_prefix('-').unwrap_or(text);
     // (Redis looks at 32 bytes of the reply, its '-' included.)
     let head = &text.as_bytes()[..text.len().min(31)];
     match head.iter().position(|&c| c == b' ') {
