@@ -956,6 +956,9 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         .map_err(CmdError::Bytes)?;
     if pairs.iter().any(|(name, _)| eq_ic(name, "maxmemory")) {
         crate::server::evict::maxmemory_changed(ctx.srv, ctx.client);
+        // Evictions propagate one by one, as the server's own deletions,
+        // not as part of the CONFIG SET.
+        ctx.srv.journal.publish_pending(false);
     }
     ctx.out.ok();
     Ok(())
