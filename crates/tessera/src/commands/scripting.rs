@@ -290,7 +290,7 @@ fn by_sha(ctx: &Ctx, sha: &[u8]) -> Result<std::sync::Arc<Script>, CmdError> {
             .scripts
             .get(&String::from_utf8_lossy(sha).to_ascii_lowercase()),
     };
-    found.ok_or_else(|| CmdError::NoScript)
+    found.ok_or(CmdError::NoScript)
 }
 
 fn evalsha(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
