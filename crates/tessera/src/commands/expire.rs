@@ -3,7 +3,7 @@
 use super::args::{eq_ic, int};
 use super::flags::*;
 use super::meta::{arg as a, ks, ksflags::*};
-use super::{acl, argv, deletion_argv, ms_arg, CmdError, CmdResult, CommandSpec, Ctx, Handler};
+use super::{acl, argv, deletion_argv, int_arg, CmdError, CmdResult, CommandSpec, Ctx, Handler};
 use crate::keyspace::events::Class;
 
 /// An expiry command: group `generic`, ACL category `@keyspace`.
@@ -204,7 +204,7 @@ fn expire_generic(ctx: &mut Ctx, args: &[&[u8]], seconds: bool, relative: bool) 
             let lazy = ctx.srv.config.lazyfree_lazy_expire();
             ctx.propagate_as(deletion_argv(key, lazy));
         } else if seconds || relative {
-            let mut v = argv(&[b"PEXPIREAT", key, &ms_arg(when)]);
+            let mut v = argv(&[b"PEXPIREAT", key, &int_arg(when)]);
             v.extend(args[3..].iter().map(|a| a.to_vec()));
             ctx.propagate_as(v);
         }

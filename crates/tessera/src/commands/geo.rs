@@ -446,7 +446,7 @@ fn geoadd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let mut v = super::argv(&[b"zadd".as_slice()]);
         v.extend(args[1..i].iter().map(|a| a.to_vec()));
         for (t, &score) in triples.chunks_exact(3).zip(&scores) {
-            v.push(super::ms_arg(score as i64));
+            v.push(super::int_arg(score as i64));
             v.push(t[2].to_vec());
         }
         ctx.propagate_as(v);

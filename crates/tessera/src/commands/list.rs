@@ -893,7 +893,7 @@ fn blmove_generic(
     from: End,
     to: End,
     deadline: Option<i64>,
-    rewritten: Vec<Vec<u8>>,
+    rewritten: impl FnOnce() -> Vec<Vec<u8>>,
 ) -> CmdResult {
     // Woken, a source that now holds another type keeps the client blocked
     // (Redis serves list waiters only from lists); a wrong-type destination
@@ -912,7 +912,9 @@ fn blmove_generic(
     let (ka, out) = ctx.split();
     let moved = ka.with_keys([src, dst], |db| move_one(db, src, dst, from, to, out))?;
     if moved {
-        ctx.propagate_as(rewritten);
+        if ctx.propagating() {
+            ctx.propagate_as(rewritten());
+        }
         ctx.signal_ready(dst);
     } else if can_block(ctx) {
         // Redis answers a timed-out BLMOVE with a null *array* (all
@@ -930,13 +932,13 @@ fn blmove(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let to = end_arg(args[4])?;
     let deadline = block_timeout(args[5], ctx.now_ms)?;
     // As Redis: served, it propagates as the plain LMOVE.
-    let plain = super::argv(&[b"LMOVE", args[1], args[2], args[3], args[4]]);
+    let plain = || super::argv(&[b"LMOVE", args[1], args[2], args[3], args[4]]);
     blmove_generic(ctx, args[1], args[2], from, to, deadline, plain)
 }
 
 fn brpoplpush(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let deadline = block_timeout(args[3], ctx.now_ms)?;
-    let plain = super::argv(&[b"RPOPLPUSH", args[1], args[2]]);
+    let plain = || super::argv(&[b"RPOPLPUSH", args[1], args[2]]);
     blmove_generic(ctx, args[1], args[2], End::Tail, End::Head, deadline, plain)
 }
 
@@ -993,7 +995,7 @@ fn propagate_pop(ctx: &mut Ctx, key: &[u8], end: End, count: Option<usize>) {
     };
     let mut v = super::argv(&[name, key]);
     if let Some(n) = count {
-        v.push(super::ms_arg(n as i64));
+        v.push(super::int_arg(n as i64));
     }
     ctx.propagate_as(v);
 }

@@ -755,17 +755,12 @@ pub fn argv<A: AsRef<[u8]>>(parts: &[A]) -> Vec<Vec<u8>> {
     parts.iter().map(|p| p.as_ref().to_vec()).collect()
 }
 
-/// A millisecond time as a propagated argument.
-pub fn ms_arg(ms: i64) -> Vec<u8> {
-    itoa::Buffer::new().format(ms).as_bytes().to_vec()
+/// An integer (a time in ms, a count) as a propagated argument.
+pub fn int_arg(n: i64) -> Vec<u8> {
+    itoa::Buffer::new().format(n).as_bytes().to_vec()
 }
 
-/// How a key deleted by a user's command propagates: DEL, or UNLINK when
-/// `lazy` (the lazyfree directive that applies) frees it in the background.
-pub fn deletion_argv(key: &[u8], lazy: bool) -> Vec<Vec<u8>> {
-    let name: &[u8] = if lazy { b"UNLINK" } else { b"DEL" };
-    vec![name.to_vec(), key.to_vec()]
-}
+pub use crate::keyspace::effects::deletion_argv;
 
 /// Replies `+OK`.
 pub fn ok(ctx: &mut Ctx) -> CmdResult {

@@ -2418,7 +2418,8 @@ fn debug_effects(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         (sub, limit) if eq_ic(sub, "start") => {
             let limit = match limit {
                 Some(a) => match int(a) {
-                    Ok(n) if n > 0 => n as usize,
+                    // (At most 1 GB: the capture is memory.)
+                    Ok(n) if n > 0 => (n as usize).min(1 << 30),
                     _ => return Err(CmdError::msg("ERR value is out of range, must be positive")),
                 },
                 None => 64 << 20,

@@ -508,6 +508,17 @@ fn nogroup_for_key(key: &[u8], group: &[u8]) -> CmdError {
     ])
 }
 
+/// XGROUP's and XINFO CONSUMERS' wording of a missing group.
+fn nogroup_named(key: &[u8], group: &[u8]) -> CmdError {
+    CmdError::bytes(&[
+        b"NOGROUP No such consumer group '",
+        c_bytes(group),
+        b"' for key name '",
+        c_bytes(key),
+        b"'",
+    ])
+}
+
 /// `ERR unknown subcommand or wrong number of arguments for '<sub>'. Try <CMD> HELP.`
 fn subcommand_syntax(args: &[&[u8]]) -> CmdError {
     super::subcommand_syntax_error(args)
@@ -1443,13 +1454,7 @@ fn xgroup_precheck(
     }
     let has_group = s.as_ref().is_some_and(|s| s.groups.contains_key(group));
     if needs_group && !has_group {
-        return Err(CmdError::bytes(&[
-            b"NOGROUP No such consumer group '",
-            c_bytes(group),
-            b"' for key name '",
-            c_bytes(key),
-            b"'",
-        ]));
+        return Err(nogroup_named(key, group));
     }
     Ok(())
 }
@@ -2266,13 +2271,7 @@ fn xinfo_consumers(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     ka.with_key(key, |db| {
         let s = xinfo_lookup(db, key)?;
         let Some(g) = s.groups.get(group) else {
-            return Err(CmdError::bytes(&[
-                b"NOGROUP No such consumer group '",
-                c_bytes(group),
-                b"' for key name '",
-                c_bytes(key),
-                b"'",
-            ]));
+            return Err(nogroup_named(key, group));
         };
         out.array(g.consumers.len());
         for (name, c) in &g.consumers {

@@ -3,7 +3,7 @@
 use super::args::{eq_ic, int};
 use super::flags::*;
 use super::meta::{arg as a, ks, ksflags::*};
-use super::{acl, argv, deletion_argv, ms_arg, CmdError, CmdResult, CommandSpec, Ctx, Handler};
+use super::{acl, argv, deletion_argv, int_arg, CmdError, CmdResult, CommandSpec, Ctx, Handler};
 use crate::keyspace::events::Class;
 use crate::keyspace::{Db, Entry};
 use crate::types::{StrValue, Value};
@@ -368,7 +368,7 @@ fn set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         // As Redis: a SET with an expiry propagates as SET PXAT (a replica
         // or the AOF replays it later), and GET is left out.
         if let Some(at) = expire_at {
-            ctx.propagate_as(argv(&[b"SET", key, val, b"PXAT", &ms_arg(at)]));
+            ctx.propagate_as(argv(&[b"SET", key, val, b"PXAT", &int_arg(at)]));
         } else if get_old {
             ctx.propagate_as(argv(
                 &args.iter().filter(|a| !eq_ic(a, "get")).collect::<Vec<_>>(),
@@ -470,7 +470,7 @@ fn set_with_ttl(ctx: &mut Ctx, args: &[&[u8]], kind: ExpireArg, name: &str) -> C
     let (key, val) = (args[1], args[3]);
     let at = expire_at_ms(kind, args[2], ctx.now_ms, name)?;
     if ctx.propagating() {
-        ctx.propagate_as(argv(&[b"SET", key, val, b"PXAT", &ms_arg(at)]));
+        ctx.propagate_as(argv(&[b"SET", key, val, b"PXAT", &int_arg(at)]));
     }
     ctx.with_key(key, |db| {
         let e = db.new_entry(Value::Str(StrValue::from_bytes(val)));
@@ -661,7 +661,7 @@ fn getex(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 let lazy = ctx.srv.config.lazyfree_lazy_expire();
                 ctx.propagate_as(deletion_argv(key, lazy));
             }
-            Some(at) => ctx.propagate_as(argv(&[b"PEXPIREAT", key, &ms_arg(at)])),
+            Some(at) => ctx.propagate_as(argv(&[b"PEXPIREAT", key, &int_arg(at)])),
             None => ctx.propagate_as(argv(&[b"PERSIST", key])),
         }
     }

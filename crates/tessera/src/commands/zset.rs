@@ -1246,7 +1246,7 @@ fn pop_first(
                 let name: &[u8] = if max { b"ZPOPMAX" } else { b"ZPOPMIN" };
                 let mut v = super::argv(&[name, &key]);
                 if nested {
-                    v.push(super::ms_arg(n as i64));
+                    v.push(super::int_arg(n as i64));
                 }
                 ctx.propagate_as(v);
             }

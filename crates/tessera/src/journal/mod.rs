@@ -22,12 +22,6 @@ use parking_lot::Mutex;
 use crate::keyspace::effects;
 pub use crate::keyspace::effects::{target, Op, Unit};
 
-/// Something fed the stream in order.
-pub trait Consumer: Send {
-    /// One unit, in number order. Units without ops are never fed.
-    fn feed(&mut self, unit: &Unit);
-}
-
 struct State {
     /// The next number to feed; units below it are stale (recorded before
     /// the stream had consumers) and dropped.
@@ -203,9 +197,8 @@ impl Capture {
             overflowed: false,
         }
     }
-}
 
-impl Consumer for Capture {
+    /// One unit, in number order (units without ops are never fed).
     fn feed(&mut self, unit: &Unit) {
         if self.bytes.len() >= self.limit {
             self.overflowed = true;

@@ -189,11 +189,16 @@ pub fn push_evicted(db: usize, key: &[u8]) {
     }
 }
 
-/// A deletion as Redis's propagateDeletion writes it: DEL, or UNLINK when
-/// the matching lazyfree directive frees the value in the background.
-fn push_deletion(db: usize, key: &[u8], lazy: bool) {
+/// A deletion as Redis propagates it (propagateDeletion, and commands
+/// such as GETDEL): DEL, or UNLINK when `lazy` (the lazyfree directive that
+/// applies) frees the value in the background.
+pub fn deletion_argv(key: &[u8], lazy: bool) -> Vec<Vec<u8>> {
     let name: &[u8] = if lazy { b"UNLINK" } else { b"DEL" };
-    push(db, vec![name.to_vec(), key.to_vec()], target::ALL);
+    vec![name.to_vec(), key.to_vec()]
+}
+
+fn push_deletion(db: usize, key: &[u8], lazy: bool) {
+    push(db, deletion_argv(key, lazy), target::ALL);
 }
 
 /// Whether this thread has anything to close into units.

@@ -220,13 +220,11 @@ pub fn refused_before_pause(
     id: usize,
     cmd: &CommandSpec,
 ) -> bool {
+    let resp3 = client.info.resp.load(Relaxed) == 3;
     CLIENT_CHECKS
         .iter()
         .filter(|c| !matches!(c, Check::Memory))
-        .any(|&c| {
-            let resp3 = client.info.resp.load(Relaxed) == 3;
-            check_one(srv, client, id, cmd, Caller::Client, resp3, c).is_err()
-        })
+        .any(|&c| check_one(srv, client, id, cmd, Caller::Client, resp3, c).is_err())
 }
 
 #[inline]

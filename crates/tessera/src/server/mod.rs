@@ -672,6 +672,11 @@ async fn active_expire_loop(srv: Arc<ServerState>, index: usize, nworkers: usize
         let hz = srv.config.hz().clamp(1, 500) as u64;
         let tick = Duration::from_millis(1000 / hz);
         tokio::time::sleep(tick).await;
+        // Numbers a command on this thread drew but could not publish (it
+        // panicked) would stall the journal behind them until this thread's
+        // next command: the tick publishes them (one relaxed load while
+        // nothing consumes).
+        srv.journal.publish_pending(false);
         if let Some(worker) = srv.workers.get(index) {
             if evict::background_evict(&srv, worker, tick / 4) {
                 dispatch::publish_background_events(&srv);
