@@ -424,6 +424,16 @@ fn propagation_keyspace_and_expiry() {
             ],
         },
         Case {
+            name: "lazy expiry of a command's second key",
+            steps: &[
+                C("debug set-active-expire 0"),
+                C("set d v px 50"),
+                C("set src x"),
+                Sleep(200),
+                C("smove src d m"),
+            ],
+        },
+        Case {
             name: "lazy expiry, lazyfree",
             steps: &[
                 C("debug set-active-expire 0"),

@@ -476,9 +476,13 @@ fn smove(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let (src, dst, member) = (args[1], args[2], args[3]);
     let limits = ctx.limits();
     let moved = ctx.with_keys([src, dst], |db| -> Result<bool, CmdError> {
-        // Redis: a missing source answers 0 before the destination's type
-        // is looked at; then both types are checked.
-        if as_set(db.get_write(src))?.is_none() {
+        // Redis looks both keys up first (so an expired destination is
+        // deleted, and propagated, whatever follows); a missing source
+        // answers 0 before the destination's type is looked at; then both
+        // types are checked.
+        let src_found = as_set(db.get_write(src)).map(|s| s.is_some());
+        db.get_write(dst);
+        if !src_found? {
             return Ok(false);
         }
         as_set(db.get_write(dst))?;
