@@ -177,6 +177,14 @@ fn flags(rng: &mut StdRng) -> String {
 /// underflow a double.
 fn overflows(arg: &[u8]) -> bool {
     let text = String::from_utf8_lossy(arg).to_ascii_lowercase();
+    // An integer past 64 bits (a SCAN cursor, a count) sets ERANGE too.
+    let digits = text.trim_start_matches(['+', '-']);
+    if !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && text.parse::<i64>().is_err()
+    {
+        return true;
+    }
     text.split_once('e').is_some_and(|(_, exp)| {
         exp.trim_start_matches(['+', '-'])
             .parse::<u32>()
