@@ -89,6 +89,84 @@ fn lower_layers_do_not_import_upper_ones() {
     }
 }
 
+/// `scripting/` owns the Lua VM, the `redis.call` bridge and the timeout hook, and reaches the
+/// server only through the `Host` each run is handed: it imports neither `commands` nor `server`.
+#[test]
+fn scripting_reaches_the_server_only_through_its_host() {
+    let files = sources(&src_dir().join("scripting"));
+    let bad = offending(&files, |code| {
+        code.contains("crate::server") || code.contains("crate::commands")
+    });
+    assert!(
+        bad.is_empty(),
+        "scripting/ imports an upper layer:\n{}",
+        bad.join("\n")
+    );
+}
+
+/// A run's state is one scope (`scripting::bridge`'s `SCOPE`, set and restored by a guard), not
+/// thread-locals spread over files: outside it, scripting keeps only its per-thread VM and the
+/// VM's memory gauge.
+#[test]
+fn script_run_state_is_one_scope() {
+    let mut found = Vec::new();
+    for dir in ["scripting", "commands", "server"] {
+        for (path, text) in sources(&src_dir().join(dir)) {
+            let mut lines = text.lines().peekable();
+            while let Some(line) = lines.next() {
+                if !line.trim_start().starts_with("thread_local!") {
+                    continue;
+                }
+                // The statics this block declares.
+                for inner in lines.by_ref() {
+                    if inner.trim() == "}" || inner.trim() == "};" {
+                        break;
+                    }
+                    if let Some(rest) = inner
+                        .trim_start()
+                        .strip_prefix("static ")
+                        .or_else(|| inner.trim_start().strip_prefix("pub static "))
+                    {
+                        let name = rest.split(':').next().unwrap_or("").trim().to_string();
+                        let file = path
+                            .file_name()
+                            .and_then(|f| f.to_str())
+                            .unwrap_or("")
+                            .to_string();
+                        found.push(format!("{dir}/{file}:{name}"));
+                    }
+                }
+            }
+        }
+    }
+    found.sort();
+    let scripting: Vec<&String> = found
+        .iter()
+        .filter(|f| f.starts_with("scripting/"))
+        .collect();
+    assert_eq!(
+        scripting,
+        [
+            "scripting/bridge.rs:SCOPE",
+            "scripting/mod.rs:LUA_MEMORY",
+            "scripting/mod.rs:VM"
+        ],
+        "scripting state outside the run's scope"
+    );
+    let script_state: Vec<&String> = found
+        .iter()
+        .filter(|f| {
+            f.starts_with("commands/scripting")
+                || f.starts_with("commands/functions")
+                || f.starts_with("server/script_host")
+        })
+        .collect();
+    assert!(
+        script_state.is_empty(),
+        "script run state outside scripting/: {script_state:?}"
+    );
+}
+
 fn every_spec() -> Vec<(String, &'static CommandSpec)> {
     let mut out = Vec::new();
     for c in all_commands() {

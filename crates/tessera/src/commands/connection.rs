@@ -811,7 +811,7 @@ fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 /// `obl` of the caller itself; from a script, the script's caller has its
 /// replies elsewhere, and 0 is shown).
 fn own_pending(ctx: &Ctx, id: u64) -> usize {
-    if id == ctx.client.id && !super::scripting::in_script() {
+    if id == ctx.client.id && !crate::scripting::bridge::in_script() {
         ctx.out.buf.len()
     } else {
         0

@@ -1,16 +1,17 @@
 //! Functions: FCALL, FCALL_RO and FUNCTION (LOAD DELETE FLUSH LIST DUMP
 //! RESTORE STATS KILL HELP). Libraries live in
 //! [`crate::scripting::functions`]; running a function shares the EVAL path
-//! ([`super::scripting::run_function`]).
+//! ([`crate::server::script_host::run_script`]).
 
 use std::sync::atomic::Ordering::Relaxed;
 
 use super::args::eq_ic;
 use super::flags::*;
 use super::meta::{arg as a, ksflags::*, BeginSearch, FindKeys, KeySpecDef};
-use super::scripting::{numkeys_keys, run_function, RunSpec};
+use super::scripting::numkeys_keys;
 use super::{acl, CmdError, CmdResult, CommandSpec, Ctx, Handler};
 use crate::scripting::functions::{self as lib, Libraries, Library};
+use crate::server::script_host::{run_script, RunSpec};
 use crate::util::glob::glob_match;
 
 /// A functions command: group `scripting`, ACL `@scripting`.
@@ -256,7 +257,7 @@ fn call_function(ctx: &mut Ctx, args: &[&[u8]], ro_command: bool) -> CmdResult {
         args.iter().map(|a| a.to_vec()).collect(),
         std::time::Instant::now(),
     ));
-    let result = run_function(
+    let result = run_script(
         ctx,
         keys,
         argv,
@@ -500,7 +501,7 @@ fn function_stats(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     // Redis answers with the busy error while an EVAL script (not a
     // function) is past the busy threshold.
     if ctx.srv.keyspace.busy.load(Relaxed) && !ctx.srv.scripts.running_function.load(Relaxed) {
-        return Err(super::scripting::busy_error(ctx.srv));
+        return Err(crate::server::script_host::busy_error(ctx.srv));
     }
     let running = ctx.srv.scripts.running_info.lock().clone();
     let (nlibs, nfuncs) = {

@@ -18,31 +18,10 @@ use tessera_resp::encode::ReplyBuf;
 use super::flags::*;
 use super::meta::{arg as a, ks, ksflags::*};
 use super::{acl, CmdError, CmdResult, CommandSpec, Ctx, Handler};
-use crate::keyspace::{shard_of, Key, WatchFlag, NUM_SHARDS};
+use crate::keyspace::{shard_of, Key, NUM_SHARDS};
 use crate::server::client::Client;
 use crate::server::dispatch;
 use crate::server::state::ServerState;
-
-/// One client's transaction state.
-#[derive(Default)]
-pub struct TxState {
-    /// Between MULTI and EXEC/DISCARD.
-    pub active: bool,
-    /// Queued commands: command id and arguments.
-    pub queued: Vec<(usize, Vec<Vec<u8>>)>,
-    /// A command failed to queue (unknown, wrong arity...): EXEC aborts.
-    pub dirty_queue: bool,
-    /// A queued command is one Redis refuses when out of memory (then so
-    /// is the EXEC).
-    pub queued_denyoom: bool,
-    /// Set by any change to a watched key.
-    pub watch_flag: WatchFlag,
-    /// (database, key) of every WATCHed key.
-    pub watched: Vec<(usize, Key)>,
-    /// The commands of an EXEC are running (blocking commands do not
-    /// block, as in Redis).
-    pub in_exec: bool,
-}
 
 /// A transaction command: group `transactions`, ACL `@transaction`.
 const fn cmd(
@@ -197,7 +176,7 @@ fn watch(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         // In a shard a busy script holds, expiry follows the script's
         // stopped clock: a key expired when it started is gone for it too,
         // one that expired since is not yet.
-        let now = match super::scripting::frozen_now_ms() {
+        let now = match crate::scripting::bridge::frozen_now_ms() {
             Some(frozen) if from_script => frozen.min(ctx.now_ms),
             _ => ctx.now_ms,
         };
@@ -305,8 +284,8 @@ fn exec(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     let queued = std::mem::take(&mut ctx.client.multi.queued);
     let takes_script_lock = queued
         .iter()
-        .any(|(id, _)| super::by_id(*id).is_some_and(|(_, s)| super::scripting::runs_scripts(s)));
-    let _script = takes_script_lock.then(|| super::scripting::lock_scripts(srv));
+        .any(|(id, _)| super::by_id(*id).is_some_and(|(_, s)| s.has(RUNS_SCRIPT)));
+    let _script = takes_script_lock.then(|| crate::server::script_host::lock_scripts(srv));
     // A busy script holding one of our shards makes the wait give up:
     // the transaction is then discarded with the reason, as Redis does.
     let scope =
@@ -314,7 +293,7 @@ fn exec(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
             Ok(scope) => scope,
             Err(payload) if payload.is::<crate::keyspace::BusyAbort>() => {
                 discard_transaction(srv, ctx.client);
-                let busy = super::scripting::busy_error(srv).to_string();
+                let busy = crate::server::script_host::busy_error(srv).to_string();
                 return Err(CmdError::msg(format!(
                     "EXECABORT Transaction discarded because of: {busy}"
                 )));

@@ -238,8 +238,8 @@ fn publish_as(ctx: &mut Ctx, args: &[&[u8]], publisher: Publisher) -> CmdResult 
     // none.
     ctx.force_propagate(crate::keyspace::effects::target::REPL);
     let id = ctx.client.id;
-    let n = if crate::commands::scripting::in_script() {
-        let mut own = ReplyBuf::new(crate::commands::scripting::caller_protocol());
+    let n = if crate::scripting::bridge::in_script() {
+        let mut own = ReplyBuf::new(crate::scripting::bridge::caller_protocol());
         let n = publisher(
             &ctx.srv.pubsub,
             ctx.srv,

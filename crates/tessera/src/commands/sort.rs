@@ -322,7 +322,7 @@ fn run_sort(
         };
         if matches!(value, Some(Value::Set(_)))
             && dontsort
-            && (o.store.is_some() || crate::commands::scripting::in_script())
+            && (o.store.is_some() || crate::scripting::bridge::in_script())
         {
             // A set has no order of its own: make the stored list, or the
             // script's result, deterministic.

@@ -924,7 +924,7 @@ fn parse_read<'a>(
         let more = args.len() - i - 1;
         let o = args[i];
         if eq_ic(o, "block") && more > 0 {
-            if super::scripting::in_script() {
+            if crate::scripting::bridge::in_script() {
                 return Err(CmdError::bytes(&[
                     b"ERR ",
                     c_bytes(args[0]),

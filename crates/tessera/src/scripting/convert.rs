@@ -246,7 +246,7 @@ pub unsafe fn write_reply(
             // Booleans follow the script's protocol (redis.setresp).
             ffi::LUA_TBOOLEAN => {
                 let b = ffi::lua_toboolean(state, idx) != 0;
-                if SCRIPT_RESP.with(|r| r.get()) == 3 {
+                if super::bridge::reply_resp() == 3 {
                     out.boolean(b)
                 } else if b {
                     out.int(1)
@@ -305,11 +305,10 @@ unsafe fn write_table(state: *mut ffi::lua_State, t: c_int, out: &mut ReplyBuf, 
             out.error(&text);
             restore(state);
             if error_already_counted(state, t) {
-                QUIET_FAILURE.with(|f| f.set(true));
+                super::bridge::note_reply_error(None);
             } else {
                 let text = String::from_utf8_lossy(&text);
-                let code = crate::server::dispatch::error_code(&text).to_string();
-                UNCOUNTED_ERRORS.with(|e| e.borrow_mut().push(code));
+                super::bridge::note_reply_error(Some(crate::util::error_code(&text)));
             }
             return;
         }
@@ -647,7 +646,7 @@ pub fn build_redis_table(lua: &Lua) -> mlua::Result<Table> {
                     _ => {}
                 }
             }
-            use crate::server::log::{log, Level};
+            use crate::util::log::{log, Level};
             let lvl = match level {
                 0 => Level::Debug,
                 1 => Level::Verbose,
@@ -669,7 +668,7 @@ pub fn build_redis_table(lua: &Lua) -> mlua::Result<Table> {
             if v != 2 && v != 3 {
                 return Err(lua_err("RESP version must be 2 or 3."));
             }
-            SCRIPT_RESP.with(|r| r.set(v as u8));
+            super::bridge::set_reply_resp(v as u8);
             Ok(())
         })?,
     )?;
@@ -690,10 +689,8 @@ pub fn build_redis_table(lua: &Lua) -> mlua::Result<Table> {
     )?;
     redis.raw_set("replicate_commands", lua.create_function(|_, ()| Ok(true))?)?;
     redis.raw_set("breakpoint", lua.create_function(|_, ()| Ok(false))?)?;
-    // Whether the running user may run a command: every existing command,
-    // as Tessera's only user is Redis's default user with all permissions.
-    // Arguments are read and the command looked up as Redis does (a
-    // container's subcommand when one is given).
+    // Whether the running user may run a command (the host decides).
+    // Arguments are read as Redis reads them.
     redis.raw_set(
         "acl_check_cmd",
         lua.create_function(|_, args: MultiValue| {
@@ -704,18 +701,18 @@ pub fn build_redis_table(lua: &Lua) -> mlua::Result<Table> {
                 .ok_or_else(|| {
                     lua_err("Lua redis lib command arguments must be strings or integers")
                 })?;
-            let Some(name) = argv.first() else {
+            if argv.is_empty() {
                 return Err(lua_err(
                     "Please specify at least one argument for this redis lib call",
                 ));
-            };
-            let found = crate::commands::lookup(name).and_then(|(id, cmd)| match argv.get(1) {
-                Some(sub) if !cmd.subcommands.is_empty() => crate::commands::lookup_sub(cmd, sub),
-                _ => Some((id, cmd)),
-            });
-            match found {
-                Some(_) => Ok(true),
-                None => Err(lua_err("Invalid command passed to redis.acl_check_cmd()")),
+            }
+            let argv: Vec<&[u8]> = argv.iter().map(|a| a.as_ref()).collect();
+            match super::bridge::may_call(&argv) {
+                Some(true) => Ok(true),
+                Some(false) => Err(lua_err("Invalid command passed to redis.acl_check_cmd()")),
+                None => Err(lua_err(
+                    "redis.acl_check_cmd can only be used while a script runs",
+                )),
             }
         })?,
     )?;
@@ -736,28 +733,6 @@ pub fn build_redis_table(lua: &Lua) -> mlua::Result<Table> {
     redis.raw_set("REDIS_VERSION", "7.0.15")?;
     redis.raw_set("REDIS_VERSION_NUM", 0x07000f)?;
     Ok(redis)
-}
-
-thread_local! {
-    /// The protocol `redis.call` replies are parsed in (redis.setresp).
-    pub static SCRIPT_RESP: std::cell::Cell<u8> = const { std::cell::Cell::new(2) };
-    /// Error codes of the error replies a script's reply holds that are not
-    /// yet in the error statistics (the caller counts them).
-    static UNCOUNTED_ERRORS: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
-    /// An error reply already counted was written (see `take_quiet_failure`).
-    static QUIET_FAILURE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Whether [`write_reply`] wrote an error reply that was already in the
-/// error statistics, since the last call.
-pub fn take_quiet_failure() -> bool {
-    QUIET_FAILURE.with(|f| f.replace(false))
-}
-
-/// Takes the codes of the errors written by [`write_reply`] since the last
-/// call that are not yet in the error statistics.
-pub fn take_uncounted_errors() -> Vec<String> {
-    UNCOUNTED_ERRORS.with(|e| std::mem::take(&mut *e.borrow_mut()))
 }
 
 /// Whether the table at `t` says its error is already counted.

@@ -172,7 +172,7 @@ pub fn load(
     chunk.set_environment(env).map_err(err)?;
     vm.arm_timeout_hook();
     let ran = if bounded {
-        crate::commands::scripting::with_load_deadline(|| vm.run(chunk))
+        super::bridge::with_load_deadline(|| vm.run(chunk))
     } else {
         vm.run(chunk)
     };

@@ -9,15 +9,18 @@
 //! SCRIPT FLUSH bumps a generation number that makes every thread start a
 //! fresh state.
 //!
-//! Running a script (see `commands::scripting`): the script lock is taken
+//! Running a script ([`bridge`], with the server's side in
+//! `server::script_host`): the script lock is taken
 //! (scripts run one at a time, as in Redis, and the holder is the only party
 //! allowed to wait for a shard while holding others), the shards of the
 //! declared keys are held for the whole run (a key the script did not
 //! declare is locked when first touched and kept to the end), so the script
-//! is atomic for every client on every thread. `redis.call` runs commands
-//! through `dispatch::call` with their replies converted to Lua values, and
-//! the script's result is converted back to RESP.
+//! is atomic for every client on every thread. `redis.call` hands commands
+//! to the run's host, which runs them through the execution layer; their
+//! replies are converted to Lua values, and the script's result back to
+//! RESP.
 
+pub mod bridge;
 pub mod convert;
 pub mod functions;
 pub mod libs;
@@ -626,7 +629,7 @@ impl Vm {
         let handler = lua.create_registry_value(internals.raw_get::<Function>("handler")?)?;
         let redis = convert::build_redis_table(&lua)?;
         globals.raw_set("redis", redis.clone())?;
-        crate::commands::scripting::install_calls(&lua, &internals, &redis)?;
+        bridge::install_calls(&lua, &internals, &redis)?;
         raise_helper_errors_as_tables(&lua, &internals, &redis)?;
         // Library tables are read-only to scripts, as in Redis 7.0.
         let readonly: Function = internals.raw_get("readonly")?;
@@ -780,13 +783,11 @@ impl Vm {
     }
 
     /// Arms the timeout hook for the next run (see
-    /// `commands::scripting::timeout_hook`).
+    /// `bridge::timeout_hook`).
     pub fn arm_timeout_hook(&self) {
         // SAFETY: `main_state` is this VM's main thread, alive as long as
         // `self.lua`.
-        unsafe {
-            crate::commands::scripting::arm_timeout_hook(self.main_state, self.prelude_source)
-        };
+        unsafe { bridge::arm_timeout_hook(self.main_state, self.prelude_source) };
     }
 
     /// Compiles a script body into a function (cached by SHA); returns its
@@ -1093,7 +1094,7 @@ unsafe fn run_on_stack(state: *mut ffi::lua_State, run: &mut ProtectedRun) {
     // metamethods).
     unsafe {
         ffi::lua_settop(state, 0);
-        crate::commands::scripting::arm_timeout_hook(state, run.prelude_source);
+        bridge::arm_timeout_hook(state, run.prelude_source);
         ffi::lua_checkstack(state, 8);
         ffi::lua_rawgeti(state, ffi::LUA_REGISTRYINDEX, run.handler.into());
         ffi::lua_rawgeti(state, ffi::LUA_REGISTRYINDEX, run.function.into());

@@ -69,9 +69,31 @@ pub struct Client {
     /// Pub/sub subscriptions.
     pub subs: super::pubsub::Subscriptions,
     /// MULTI state: the queued commands, WATCHed keys.
-    pub multi: crate::commands::multi::TxState,
+    pub multi: TxState,
     /// CLIENT TRACKING state.
     pub tracking: super::tracking::TrackingState,
+}
+
+/// One client's transaction state (MULTI/EXEC/WATCH, in
+/// `commands::multi`).
+#[derive(Default)]
+pub struct TxState {
+    /// Between MULTI and EXEC/DISCARD.
+    pub active: bool,
+    /// Queued commands: command id and arguments.
+    pub queued: Vec<(usize, Vec<Vec<u8>>)>,
+    /// A command failed to queue (unknown, wrong arity...): EXEC aborts.
+    pub dirty_queue: bool,
+    /// A queued command is one Redis refuses when out of memory (then so
+    /// is the EXEC).
+    pub queued_denyoom: bool,
+    /// Set by any change to a watched key.
+    pub watch_flag: crate::keyspace::WatchFlag,
+    /// (database, key) of every WATCHed key.
+    pub watched: Vec<(usize, crate::keyspace::Key)>,
+    /// The commands of an EXEC are running (blocking commands do not
+    /// block, as in Redis).
+    pub in_exec: bool,
 }
 
 impl Client {
@@ -102,7 +124,7 @@ impl Client {
             serving: None,
             redacted: 0,
             subs: Default::default(),
-            multi: crate::commands::multi::TxState {
+            multi: TxState {
                 watch_flag: info.dirty_cas.clone(),
                 ..Default::default()
             },

@@ -11,6 +11,8 @@ use super::client::{Client, PeerAddr, ReplyMode};
 use super::state::{unix_ms, ServerState, SlowlogEntry};
 use crate::commands::{self, flags, CmdError, CommandSpec, Ctx, Propagation};
 use crate::keyspace::{effects, Touch};
+use crate::scripting::bridge;
+pub use crate::util::error_code;
 
 /// Runs one command and appends its reply to `out`.
 pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args: &[&[u8]]) {
@@ -326,7 +328,7 @@ fn check_one(
         }
         Check::Busy => {
             if srv.keyspace.busy.load(Relaxed) && !cmd.has(flags::ALLOW_BUSY) {
-                return Err(commands::scripting::busy_error(srv));
+                return Err(super::script_host::busy_error(srv));
             }
         }
         Check::ReplicaKeyspace => {
@@ -421,11 +423,11 @@ pub fn call(
     // invalidates (remembering after the read could miss it and leave a
     // stale cached value).
     // As Redis: a read inside a script remembers the keys the script
-    // declared (see `scripting::note_script_read`), and the read-only
+    // declared (see `scripting::bridge::note_script_read`), and the read-only
     // script commands themselves remember nothing.
     if client.tracking.on && cmd.has(flags::READONLY) && !cmd.has(flags::RUNS_SCRIPT) {
-        if commands::scripting::in_script() {
-            commands::scripting::note_script_read();
+        if bridge::in_script() {
+            bridge::note_script_read();
         } else if let Ok(idx) = cmd.key_indices(args) {
             let keys: Vec<&[u8]> = idx.iter().filter_map(|&i| args.get(i).copied()).collect();
             super::tracking::remember_keys(srv, client, &keys);
@@ -433,7 +435,7 @@ pub fn call(
     }
     // Scripts are shown before the commands they run, as Redis feeds them
     // (they are flagged skip-monitor for the normal feed below).
-    if srv.monitor_count.load(Relaxed) > 0 && crate::commands::scripting::runs_scripts(cmd) {
+    if srv.monitor_count.load(Relaxed) > 0 && cmd.has(flags::RUNS_SCRIPT) {
         feed_monitors(srv, client, args);
     }
     // (The TSC, as Redis's monotonic clock reads it: a system clock read
@@ -458,7 +460,7 @@ pub fn call(
         })) {
             Ok(r) => r,
             Err(payload) if payload.is::<crate::keyspace::BusyAbort>() => {
-                Err(commands::scripting::busy_error(srv))
+                Err(super::script_host::busy_error(srv))
             }
             Err(payload) => std::panic::resume_unwind(payload),
         };
@@ -491,8 +493,7 @@ pub fn call(
     // last command (a script's own commands included) ended, or when it
     // replied with an error counted earlier (one a script's redis.call
     // raised: `errors_since_last_look` does not see it).
-    let quiet_failure =
-        matches!(result, Err(CmdError::Counted(_))) || commands::scripting::take_quiet_failure();
+    let quiet_failure = matches!(result, Err(CmdError::Counted(_))) || bridge::take_quiet_failure();
     if let Err(e) = result {
         reply_error(srv, client, out, &e);
     }
@@ -692,19 +693,6 @@ fn reply_error(_srv: &ServerState, client: &Client, out: &mut ReplyBuf, e: &CmdE
     out.error(&text);
 }
 
-/// The code errorstats files an error text under, as Redis finds it: the
-/// first word when a space comes within the first 32 bytes, else ERR.
-pub fn error_code(text: &str) -> &str {
-    // (A text that starts with '-' is the whole reply, '-' included.)
-    let text = text.strip_prefix('-').unwrap_or(text);
-    // (Redis looks at 32 bytes of the reply, its '-' included.)
-    let head = &text.as_bytes()[..text.len().min(31)];
-    match head.iter().position(|&c| c == b' ') {
-        Some(at) => &text[..at],
-        None => "ERR",
-    }
-}
-
 fn finish_reply_mode(client: &mut Client, out: &mut ReplyBuf, mark: usize) {
     match client.reply_mode {
         ReplyMode::On => {}
@@ -800,7 +788,7 @@ fn feed_monitors(srv: &ServerState, client: &Client, args: &[&[u8]]) {
         client.db
     );
     // Commands a script runs show "lua" instead of an address, as in Redis.
-    if crate::commands::scripting::in_script() {
+    if bridge::in_script() {
         line.extend_from_slice(b"lua]");
     } else {
         match &client.info.addr {

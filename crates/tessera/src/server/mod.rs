@@ -13,10 +13,12 @@ pub mod conn;
 pub mod dispatch;
 pub mod evict;
 pub mod lazyfree;
-pub mod log;
+// (Kept under its old path: logging sits below every layer.)
+pub use crate::util::log;
 pub mod memory;
 pub mod parked;
 pub mod pubsub;
+pub mod script_host;
 pub mod socket;
 pub mod state;
 pub mod stats;

@@ -179,18 +179,17 @@ pub fn pump(srv: &ServerState) {
     /// its held shards (they wait for them, and give up with -BUSY) nor
     /// show as "lua" to MONITOR. Undone however this ends.
     struct Pumping {
-        in_script: bool,
+        _not_script: crate::scripting::bridge::OutsideScript,
         _outside: crate::keyspace::OutsideHold,
     }
     impl Drop for Pumping {
         fn drop(&mut self) {
             PUMPING.with(|p| p.set(false));
-            crate::commands::scripting::set_in_script(self.in_script);
         }
     }
     PUMPING.with(|p| p.set(true));
     let _pumping = Pumping {
-        in_script: crate::commands::scripting::set_in_script(false),
+        _not_script: crate::scripting::bridge::OutsideScript::enter(),
         _outside: crate::keyspace::OutsideHold::enter(),
     };
     for (slot, pfd) in slots.iter().zip(&fds) {

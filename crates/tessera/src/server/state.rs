@@ -137,7 +137,7 @@ pub struct ServerState {
     pub executable: String,
     pub config_file: Option<String>,
     pub pubsub: super::pubsub::PubSub,
-    /// Held by the running script (see commands::scripting::lock_scripts).
+    /// Held by the running script (see server::script_host::lock_scripts).
     pub script_lock: Mutex<()>,
     pub scripts: crate::scripting::Scripts,
     pub tracking: super::tracking::TrackingTable,

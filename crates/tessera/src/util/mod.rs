@@ -7,6 +7,7 @@ pub mod crc16;
 pub mod geohash;
 pub mod glob;
 pub mod lcs;
+pub mod log;
 pub mod lzf;
 pub mod numbers;
 pub mod probe;
@@ -32,4 +33,17 @@ pub fn prefetch_read<T>(value: &T) {
 /// Redis reads many arguments this way.
 pub fn c_str(b: &[u8]) -> &[u8] {
     memchr::memchr(0, b).map_or(b, |z| &b[..z])
+}
+
+/// The code errorstats files an error text under, as Redis finds it: the
+/// first word when a space comes within the first 32 bytes, else ERR. (A
+/// text that starts with '-' is the whole reply, '-' included.)
+pub fn error_code(text: &str) -> &str {
+    let text = text.strip_prefix('-').unwrap_or(text);
+    // (Redis looks at 32 bytes of the reply, its '-' included.)
+    let head = &text.as_bytes()[..text.len().min(31)];
+    match head.iter().position(|&c| c == b' ') {
+        Some(at) => &text[..at],
+        None => "ERR",
+    }
 }

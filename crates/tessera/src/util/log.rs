@@ -62,7 +62,10 @@ pub fn warning(msg: &str) {
 }
 
 fn timestamp() -> String {
-    let ms = super::state::unix_ms();
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0);
     let secs = ms.div_euclid(1000);
     let days = secs.div_euclid(86_400);
     let tod = secs.rem_euclid(86_400);
