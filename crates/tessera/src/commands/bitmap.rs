@@ -128,6 +128,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     .complexity("O(1) for each subcommand specified")
     .key_specs(&[ks(RW | ACCESS | UPDATE | VARIABLE_FLAGS, 1, 0, 1)
         .notes("This command allows both access and modification of the key")])
+    .key_flags_by(bitfield_key_flags)
     .args(&[
         a::key("key", 0),
         a::oneof(
@@ -668,4 +669,22 @@ mod tests {
         assert!(field_type(b"I8").is_err());
         assert_eq!(field_type(b"u8\0x").unwrap(), (false, 8));
     }
+}
+
+/// BITFIELD is read-only when every operation is a GET (OVERFLOW aside);
+/// anything else, a syntax error included, counts as a write (Redis's
+/// bitfieldGetKeys).
+fn bitfield_key_flags(args: &[&[u8]], _index: usize) -> u16 {
+    let mut i = 2;
+    while i < args.len() {
+        let left = args.len() - i - 1;
+        if args[i].eq_ignore_ascii_case(b"get") && left >= 2 {
+            i += 3;
+        } else if args[i].eq_ignore_ascii_case(b"overflow") && left >= 1 {
+            i += 2;
+        } else {
+            return RW | ACCESS | UPDATE;
+        }
+    }
+    RO | ACCESS
 }

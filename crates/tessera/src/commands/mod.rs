@@ -218,10 +218,45 @@ pub struct CommandSpec {
     /// Key extraction for commands whose key specs cannot find all keys
     /// (Redis's getkeys_proc: SORT ... STORE dst).
     pub getkeys: Option<GetKeys>,
+    /// How the key at an index is used, for commands whose key specs cannot
+    /// say it alone (flags that depend on other arguments, keys no spec
+    /// finds).
+    pub key_flags_of: Option<KeyFlagsOf>,
 }
 
 /// Positions of a command's keys in its arguments, or invalid arguments.
 pub type GetKeys = fn(&[&[u8]]) -> Result<Vec<usize>, meta::InvalidKeyArgs>;
+
+/// The key-spec flags ([`meta::ksflags`]) of the key at an index of the
+/// arguments.
+pub type KeyFlagsOf = fn(args: &[&[u8]], index: usize) -> u16;
+
+/// One key argument of a command and how the command uses it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyUse {
+    /// Index in the arguments (the command name at 0).
+    pub index: usize,
+    /// Key-spec flags ([`meta::ksflags`]).
+    pub flags: u16,
+}
+
+impl KeyUse {
+    /// The command reads or returns the key's data.
+    pub fn reads(&self) -> bool {
+        self.flags & meta::ksflags::ACCESS != 0
+    }
+    /// The command changes the key: updates, inserts into or deletes it.
+    pub fn writes(&self) -> bool {
+        use meta::ksflags::{DELETE, INSERT, UPDATE};
+        self.flags & (UPDATE | INSERT | DELETE) != 0
+    }
+    pub fn inserts(&self) -> bool {
+        self.flags & meta::ksflags::INSERT != 0
+    }
+    pub fn deletes(&self) -> bool {
+        self.flags & meta::ksflags::DELETE != 0
+    }
+}
 
 impl CommandSpec {
     /// A command with no keys, ACL categories beyond its flags', tips,
@@ -254,11 +289,17 @@ impl CommandSpec {
             handler,
             subcommands: &[],
             getkeys: None,
+            key_flags_of: None,
         }
     }
 
     pub const fn getkeys(mut self, f: GetKeys) -> Self {
         self.getkeys = Some(f);
+        self
+    }
+
+    pub const fn key_flags_by(mut self, f: KeyFlagsOf) -> Self {
+        self.key_flags_of = Some(f);
         self
     }
 
@@ -375,6 +416,45 @@ impl CommandSpec {
             return f(args);
         }
         meta::key_positions(self.key_specs, args)
+    }
+
+    /// The key arguments of `args` (as [`key_indices`](Self::key_indices)
+    /// finds them) with how the command uses each: what ACL's key
+    /// permissions and COMMAND GETKEYSANDFLAGS need.
+    pub fn key_uses(&self, args: &[&[u8]]) -> Result<Vec<KeyUse>, meta::InvalidKeyArgs> {
+        let positions = self.key_indices(args)?;
+        Ok(self.uses_at(args, &positions))
+    }
+
+    /// How the command uses the keys at `positions`: by its own rule where
+    /// it has one, otherwise by the first key spec that finds the key
+    /// (each spec is run once, so a command with many keys stays linear),
+    /// and the first spec's flags for a key no spec finds.
+    pub fn uses_at(&self, args: &[&[u8]], positions: &[usize]) -> Vec<KeyUse> {
+        if let Some(f) = self.key_flags_of {
+            return positions
+                .iter()
+                .map(|&index| KeyUse {
+                    index,
+                    flags: f(args, index),
+                })
+                .collect();
+        }
+        let mut by_position = std::collections::HashMap::new();
+        for spec in self.key_specs {
+            let found = meta::key_positions(std::slice::from_ref(spec), args).unwrap_or_default();
+            for p in found {
+                by_position.entry(p).or_insert(spec.flags);
+            }
+        }
+        let fallback = self.key_specs.first().map_or(0, |spec| spec.flags);
+        positions
+            .iter()
+            .map(|&index| KeyUse {
+                index,
+                flags: by_position.get(&index).copied().unwrap_or(fallback),
+            })
+            .collect()
     }
 }
 

@@ -75,7 +75,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         a::pure("sorting", "ALPHA").optional(),
         a::key("destination", 2).token("STORE").optional(),
     ])
-    .getkeys(sort_keys),
+    .getkeys(sort_keys)
+    .key_flags_by(sort_key_flags),
     CommandSpec::new(
         "sort_ro",
         -2,
@@ -545,6 +546,16 @@ fn zset_to_skiplist(db: &mut Db, key: &[u8], limits: &Limits) {
             };
             **z = ZSetValue::from_sorted(&refs, &big);
         }
+    }
+}
+
+/// SORT reads its source and overwrites its STORE destination (Redis's
+/// sortGetKeys).
+fn sort_key_flags(_args: &[&[u8]], index: usize) -> u16 {
+    if index == 1 {
+        RO | ACCESS
+    } else {
+        OW | UPDATE
     }
 }
 

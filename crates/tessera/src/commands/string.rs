@@ -38,6 +38,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         ks(RW | ACCESS | UPDATE | VARIABLE_FLAGS, 1, 0, 1)
             .notes("RW and ACCESS due to the optional `GET` argument"),
     ])
+    .key_flags_by(set_key_flags)
     .history(&[
         ("2.6.12", "Added the `EX`, `PX`, `NX` and `XX` options."),
         ("6.0.0", "Added the `KEEPTTL` option."),
@@ -952,5 +953,14 @@ fn lcs_operand(db: &mut Db, key: &[u8]) -> Result<Option<Vec<u8>>, CmdError> {
         Some(_) => Err(CmdError::msg(
             "ERR The specified keys must contain string values",
         )),
+    }
+}
+
+/// SET reads its key only with GET (Redis's setGetKeys).
+fn set_key_flags(args: &[&[u8]], _index: usize) -> u16 {
+    if args.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"get")) {
+        RW | ACCESS | UPDATE
+    } else {
+        OW | UPDATE
     }
 }
