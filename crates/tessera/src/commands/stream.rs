@@ -19,6 +19,7 @@ use super::meta::{arg as a, ks, ksflags::*, BeginSearch, FindKeys, KeySpecDef};
 use super::{acl, CmdError, CmdResult, CommandSpec, Ctx, Handler};
 use crate::keyspace::events::Class;
 use crate::keyspace::{Db, Entry};
+use crate::server::blocking::{self, BlockingRegistry};
 use crate::types::stream::{
     EntryRef, Group, NodeLimits, StreamId, StreamValue, Trim, ENTRIES_READ_INVALID,
     LISTPACK_MAX_SIZE,
@@ -896,29 +897,33 @@ fn xdel(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 
 /// What one XREAD/XREADGROUP asks for.
 struct ReadArgs<'a> {
+    xreadgroup: bool,
     block_ms: Option<i64>,
     block_arg: &'a [u8],
     count: i64,
     group: Option<(&'a [u8], &'a [u8])>,
     noack: bool,
-    streams_at: usize,
-    nstreams: usize,
+    /// The keys after STREAMS, then their IDs.
+    keys: &'a [&'a [u8]],
+    ids: &'a [&'a [u8]],
 }
 
 fn parse_read<'a>(
-    args: &[&'a [u8]],
+    args: &'a [&'a [u8]],
     xreadgroup: bool,
     now_ms: i64,
 ) -> Result<ReadArgs<'a>, CmdError> {
     let mut r = ReadArgs {
+        xreadgroup,
         block_ms: None,
         block_arg: b"0",
         count: 0,
         group: None,
         noack: false,
-        streams_at: 0,
-        nstreams: 0,
+        keys: &[],
+        ids: &[],
     };
+    let mut streams_at = 0;
     let mut i = 1;
     while i < args.len() {
         let more = args.len() - i - 1;
@@ -949,12 +954,12 @@ fn parse_read<'a>(
             i += 1;
             r.count = int(args[i])?.max(0);
         } else if eq_ic(o, "streams") && more > 0 {
-            r.streams_at = i + 1;
-            let n = args.len() - r.streams_at;
+            streams_at = i + 1;
+            let n = args.len() - streams_at;
             if !n.is_multiple_of(2) {
                 return Err(CmdError::msg("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified."));
             }
-            r.nstreams = n / 2;
+            (r.keys, r.ids) = args[streams_at..].split_at(n / 2);
             break;
         } else if eq_ic(o, "group") && more >= 2 {
             if !xreadgroup {
@@ -976,13 +981,59 @@ fn parse_read<'a>(
         }
         i += 1;
     }
-    if r.streams_at == 0 {
+    if streams_at == 0 {
         return Err(CmdError::Syntax);
     }
     if xreadgroup && r.group.is_none() {
         return Err(CmdError::msg("ERR Missing GROUP option for XREADGROUP"));
     }
     Ok(r)
+}
+
+impl ReadArgs<'_> {
+    /// The arguments a blocked read re-runs with (`args`, the command's):
+    /// `$` resolved and Redis's default COUNT for blocked reads.
+    fn rerun_args(&self, args: &[&[u8]], resolved: &[StreamId]) -> Vec<Vec<u8>> {
+        let mut rerun_args: Vec<Vec<u8>> = Vec::with_capacity(args.len() + 2);
+        rerun_args.push(args[0].to_vec());
+        if let Some((g, c)) = self.group {
+            rerun_args.extend([b"GROUP".to_vec(), g.to_vec(), c.to_vec()]);
+        }
+        let count = if self.count == 0 {
+            BLOCKED_DEFAULT_COUNT
+        } else {
+            self.count
+        };
+        rerun_args.extend([b"COUNT".to_vec(), count.to_string().into_bytes()]);
+        rerun_args.extend([b"BLOCK".to_vec(), self.block_arg.to_vec()]);
+        if self.noack {
+            rerun_args.push(b"NOACK".to_vec());
+        }
+        rerun_args.push(b"STREAMS".to_vec());
+        rerun_args.extend(self.keys.iter().map(|k| k.to_vec()));
+        for (i, a) in self.ids.iter().enumerate() {
+            if *a == b"$" {
+                rerun_args.push(resolved[i].to_bytes());
+            } else {
+                rerun_args.push(a.to_vec());
+            }
+        }
+        rerun_args
+    }
+}
+
+/// How many entries a read with COUNT `count` takes (0: all of them).
+fn read_limit(count: i64) -> usize {
+    if count == 0 {
+        usize::MAX
+    } else {
+        count as usize
+    }
+}
+
+/// The stream at `key`, if it holds one.
+fn stream_at<'d>(db: &'d mut Db, key: &[u8]) -> Option<&'d mut StreamValue> {
+    as_stream(db.get_write(key)).ok().flatten()
 }
 
 /// Serves one stream of an XREADGROUP that reads new entries (`>`):
@@ -1002,11 +1053,7 @@ fn read_group_new(
         out.array(0);
         return;
     };
-    let limit = if count == 0 {
-        usize::MAX
-    } else {
-        count as usize
-    };
+    let limit = read_limit(count);
     let mut tmp = scratch(out);
     let mut ids = Vec::new();
     s.range(start, StreamId::MAX, false, |e| {
@@ -1126,11 +1173,7 @@ fn read_group_history(
     now: i64,
     out: &mut ReplyBuf,
 ) {
-    let limit = if count == 0 {
-        usize::MAX
-    } else {
-        count as usize
-    };
+    let limit = read_limit(count);
     let ids: Vec<StreamId> = s
         .groups
         .get(group)
@@ -1172,10 +1215,24 @@ fn has_new(s: &StreamValue, gt: StreamId, woken: bool) -> bool {
     }
 }
 
+/// Who reads, as serving the streams needs it.
+struct Reader<'a> {
+    id: u64,
+    db: usize,
+    now: i64,
+    /// A re-run after a wake-up.
+    rerun: bool,
+    /// For a woken reader, the stream that became ready first.
+    woken_by: Option<crate::keyspace::Key>,
+    /// XREADGROUP propagates what it changed (GroupEffects), never itself.
+    propagating: bool,
+    blocking: &'a BlockingRegistry,
+}
+
+/// XREAD and XREADGROUP: parse, check every stream and resolve its ID,
+/// serve those with something to read, then reply or block.
 fn xread_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) -> CmdResult {
     let r = parse_read(args, xreadgroup, ctx.now_ms)?;
-    let keys = &args[r.streams_at..r.streams_at + r.nstreams];
-    let id_args = &args[r.streams_at + r.nstreams..];
     // A re-run after a wake-up: Redis answers blocked readers whose key or
     // group went away with errors of its own.
     let rerun = ctx.client.info.blocked.load(Relaxed);
@@ -1187,208 +1244,29 @@ fn xread_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) -> CmdResult {
     if rerun && xreadgroup && ctx.client.woken_stream_gone {
         return Err(CmdError::msg("UNBLOCKED the stream key no longer exists"));
     }
-    let now = ctx.now_ms;
-    let me = ctx.client.id;
-    let db_index = ctx.client.db;
-    // XREADGROUP propagates what it changed (GroupEffects), never itself.
     let propagating = xreadgroup && ctx.propagating();
     if xreadgroup {
         ctx.no_propagate();
     }
-    let blocking = &ctx.srv.blocking;
+    let reader = Reader {
+        id: ctx.client.id,
+        db: ctx.client.db,
+        now: ctx.now_ms,
+        rerun,
+        woken_by,
+        propagating,
+        blocking: &ctx.srv.blocking,
+    };
     let (ka, out) = ctx.split();
-    let mut resolved: Vec<StreamId> = Vec::with_capacity(keys.len());
-    let served = ka.with_keys(keys.iter().copied(), |db| -> Result<usize, CmdError> {
-        // Validate everything first, key by key, as Redis does.
-        let mut found: smallvec::SmallVec<[bool; 4]> = smallvec::SmallVec::new();
-        for (i, &key) in keys.iter().enumerate() {
-            // Redis looks each key up here (to check it and its ID or
-            // group), and once more to read it if all are valid (below).
-            // It serves a woken reader without counting again.
-            let entry = if rerun {
-                db.get_write(key)
-            } else {
-                db.get_read(key)
-            };
-            found.push(entry.is_some());
-            let s = match as_stream(entry) {
-                Ok(s) => s,
-                Err(_) if rerun && xreadgroup => {
-                    return Err(CmdError::msg("UNBLOCKED the stream key no longer exists"))
-                }
-                Err(_) if rerun => None,
-                Err(e) => return Err(e),
-            };
-            if let Some((group, _)) = r.group {
-                match s.as_ref().map(|s| s.groups.contains_key(group)) {
-                    Some(true) => {}
-                    None if rerun => {
-                        return Err(CmdError::msg("UNBLOCKED the stream key no longer exists"))
-                    }
-                    Some(false) if rerun => {
-                        return Err(CmdError::msg(
-                            "NOGROUP the consumer group this client was blocked on no longer exists",
-                        ))
-                    }
-                    _ => {
-                        return Err(CmdError::bytes(&[
-                            b"NOGROUP No such key '",
-                            c_bytes(key),
-                            b"' or consumer group '",
-                            c_bytes(group),
-                            b"' in XREADGROUP with GROUP option",
-                        ]))
-                    }
-                }
-            }
-            let a = id_args[i];
-            let id = if a == b"$" {
-                if xreadgroup {
-                    return Err(CmdError::msg("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set."));
-                }
-                s.map_or(StreamId::MIN, |s| s.last_id)
-            } else if a == b">" {
-                if !xreadgroup {
-                    return Err(CmdError::msg("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option."));
-                }
-                StreamId::MAX
-            } else {
-                strict_id(a)?
-            };
-            resolved.push(id);
-        }
-        if !rerun {
-            for (&key, &was_found) in keys.iter().zip(&found) {
-                db.count_read_again(key, was_found);
-            }
-        }
+    let mut resolved: Vec<StreamId> = Vec::new();
+    let served = ka.with_keys(r.keys.iter().copied(), |db| -> Result<usize, CmdError> {
+        resolved = resolve_ids(db, &r, rerun)?;
         let mut tmp = scratch(out);
-        let mut served = 0;
-        // A woken reader is served from the stream that became ready first
-        // only, as Redis does; from any stream if that one has nothing.
-        for pass in 0..2 {
-        let only: Option<&[u8]> = if pass == 0 { woken_by.as_deref() } else { None };
-        if pass == 1 && (woken_by.is_none() || served > 0) {
-            break;
-        }
-        for (i, &key) in keys.iter().enumerate() {
-            if only.is_some_and(|o| o != key) {
-                continue;
-            }
-            let Ok(Some(s)) = as_stream(db.get_write(key)) else {
-                continue;
-            };
-            let gt = resolved[i];
-            match r.group {
-                Some((group, consumer)) => {
-                    let history = gt != StreamId::MAX;
-                    let g_last = s.groups.get(group).map_or(StreamId::MIN, |g| g.last_id);
-                    if !history && !has_new(s, g_last, only.is_some()) {
-                        continue;
-                    }
-                    let g = s.groups.get_mut(group).expect("group");
-                    if !history {
-                        // First come, first served among blocked consumers.
-                        // A woken one waits for those blocked before it; a
-                        // new reader only for those already woken, whom
-                        // Redis would have served with the command that
-                        // fed the stream (it never waits for the others).
-                        if rerun {
-                            if !g.may_read_new(me, |id| blocking.is_blocked_on(id, db_index, key)) {
-                                continue;
-                            }
-                        } else {
-                            // (Forgetting, on the way, those no longer blocked
-                            // here: timed out, unblocked or gone.)
-                            g.waiting
-                                .retain(|&id| id == me || blocking.is_blocked_on(id, db_index, key));
-                            if g
-                                .waiting
-                                .iter()
-                                .any(|&id| id != me && blocking.is_woken_on(id, db_index, key))
-                            {
-                                continue;
-                            }
-                        }
-                        g.waiting.retain(|&id| id != me);
-                    }
-                    let (name, created) = g.consumer_or_create(consumer, now);
-                    if let Some(c) = g.consumers.get_mut(&name) {
-                        c.seen_time = now;
-                    }
-                    // As Redis: a consumer a NOACK read creates is created on
-                    // replicas too (no XCLAIM will name it).
-                    if propagating && created && r.noack {
-                        crate::keyspace::effects::push(
-                            db_index,
-                            super::argv(&[b"XGROUP".as_slice(), b"CREATECONSUMER", key, group, consumer]),
-                            crate::keyspace::effects::target::ALL,
-                        );
-                    }
-                    if !tmp.resp3() {
-                        tmp.array(2);
-                    }
-                    tmp.bulk(key);
-                    if history {
-                        let start = gt.incr().unwrap_or(StreamId::MIN);
-                        read_group_history(s, group, &name, start, r.count, now, &mut tmp);
-                    } else {
-                        let effects = propagating.then_some(GroupEffects { db: db_index, key });
-                        read_group_new(s, group, &name, (r.count, r.noack), now, &mut tmp, effects);
-                    }
-                    if created {
-                        db.notify(Class::STREAM, "xgroup-createconsumer", key);
-                    }
-                    served += 1;
-                }
-                None => {
-                    if !has_new(s, gt, only.is_some()) {
-                        continue;
-                    }
-                    if !tmp.resp3() {
-                        tmp.array(2);
-                    }
-                    tmp.bulk(key);
-                    let start = gt.incr().unwrap_or(StreamId::MIN);
-                    let limit = if r.count == 0 { usize::MAX } else { r.count as usize };
-                    let mut inner = scratch(out);
-                    let mut n = 0;
-                    s.range(start, StreamId::MAX, false, |e| {
-                        reply_entry(&mut inner, &e);
-                        n += 1;
-                        n < limit
-                    });
-                    tmp.array(n);
-                    tmp.raw(&inner.buf);
-                    served += 1;
-                }
-            }
-        }
-        }
+        let served = serve_streams(db, &r, &resolved, &reader, &mut tmp);
         if served == 0 && r.block_ms.is_some() {
-            if let Some((group, _)) = r.group {
-                for (i, &key) in keys.iter().enumerate() {
-                    if resolved[i] != StreamId::MAX {
-                        continue;
-                    }
-                    if let Ok(Some(s)) = as_stream(db.get_write(key)) {
-                        if let Some(g) = s.groups.get_mut(group) {
-                            if !g.waiting.contains(&me) {
-                                g.waiting.push_back(me);
-                            }
-                        }
-                    }
-                }
-            }
+            queue_for_new_entries(db, &r, &resolved, reader.id);
         }
-        if served > 0 {
-            if out.resp3() {
-                out.map(served);
-            } else {
-                out.array(served);
-            }
-            out.raw(&tmp.buf);
-        }
+        reply_read(out, served, &tmp);
         Ok(served)
     })?;
     if served > 0 {
@@ -1396,37 +1274,254 @@ fn xread_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) -> CmdResult {
     }
     match r.block_ms {
         Some(deadline) => {
-            // Re-run with `$` resolved and Redis's default COUNT for blocked reads.
-            let mut rerun_args: Vec<Vec<u8>> = Vec::with_capacity(args.len() + 2);
-            rerun_args.push(args[0].to_vec());
-            if let Some((g, c)) = r.group {
-                rerun_args.extend([b"GROUP".to_vec(), g.to_vec(), c.to_vec()]);
-            }
-            let count = if r.count == 0 {
-                BLOCKED_DEFAULT_COUNT
-            } else {
-                r.count
-            };
-            rerun_args.extend([b"COUNT".to_vec(), count.to_string().into_bytes()]);
-            rerun_args.extend([b"BLOCK".to_vec(), r.block_arg.to_vec()]);
-            if r.noack {
-                rerun_args.push(b"NOACK".to_vec());
-            }
-            rerun_args.push(b"STREAMS".to_vec());
-            rerun_args.extend(keys.iter().map(|k| k.to_vec()));
-            for (i, a) in id_args.iter().enumerate() {
-                if *a == b"$" {
-                    rerun_args.push(resolved[i].to_bytes());
-                } else {
-                    rerun_args.push(a.to_vec());
-                }
-            }
+            let rerun_args = r.rerun_args(args, &resolved);
             let deadline = if deadline == 0 { None } else { Some(deadline) };
-            ctx.block_with_args(keys, deadline, |out| out.null_array(), rerun_args);
+            ctx.block_with_args(r.keys, deadline, |out| out.null_array(), rerun_args);
         }
         None => ctx.out.null_array(),
     }
     Ok(())
+}
+
+/// Checks every stream and its ID (or group) first, key by key, as Redis
+/// does, resolving the IDs (`$` to the stream's last, `>` to the greatest).
+fn resolve_ids(db: &mut Db, r: &ReadArgs, rerun: bool) -> Result<Vec<StreamId>, CmdError> {
+    let xreadgroup = r.xreadgroup;
+    let mut resolved: Vec<StreamId> = Vec::with_capacity(r.keys.len());
+    let mut found: smallvec::SmallVec<[bool; 4]> = smallvec::SmallVec::new();
+    for (i, &key) in r.keys.iter().enumerate() {
+        // Redis looks each key up here (to check it and its ID or
+        // group), and once more to read it if all are valid
+        // (serve_streams).
+        // It serves a woken reader without counting again.
+        let entry = if rerun {
+            db.get_write(key)
+        } else {
+            db.get_read(key)
+        };
+        found.push(entry.is_some());
+        let s = match as_stream(entry) {
+            Ok(s) => s,
+            Err(_) if rerun && xreadgroup => {
+                return Err(CmdError::msg("UNBLOCKED the stream key no longer exists"))
+            }
+            Err(_) if rerun => None,
+            Err(e) => return Err(e),
+        };
+        if let Some((group, _)) = r.group {
+            match s.as_ref().map(|s| s.groups.contains_key(group)) {
+                Some(true) => {}
+                None if rerun => {
+                    return Err(CmdError::msg("UNBLOCKED the stream key no longer exists"))
+                }
+                Some(false) if rerun => {
+                    return Err(CmdError::msg(
+                        "NOGROUP the consumer group this client was blocked on no longer exists",
+                    ))
+                }
+                _ => {
+                    return Err(CmdError::bytes(&[
+                        b"NOGROUP No such key '",
+                        c_bytes(key),
+                        b"' or consumer group '",
+                        c_bytes(group),
+                        b"' in XREADGROUP with GROUP option",
+                    ]))
+                }
+            }
+        }
+        let a = r.ids[i];
+        let id = if a == b"$" {
+            if xreadgroup {
+                return Err(CmdError::msg("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set."));
+            }
+            s.map_or(StreamId::MIN, |s| s.last_id)
+        } else if a == b">" {
+            if !xreadgroup {
+                return Err(CmdError::msg("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option."));
+            }
+            StreamId::MAX
+        } else {
+            strict_id(a)?
+        };
+        resolved.push(id);
+    }
+    if !rerun {
+        for (&key, &was_found) in r.keys.iter().zip(&found) {
+            db.count_read_again(key, was_found);
+        }
+    }
+    Ok(resolved)
+}
+
+/// Serves, into `tmp`, the streams that have something for the reader;
+/// returns how many did.
+fn serve_streams(
+    db: &mut Db,
+    r: &ReadArgs,
+    resolved: &[StreamId],
+    reader: &Reader,
+    tmp: &mut ReplyBuf,
+) -> usize {
+    let mut served = 0;
+    // A woken reader is served from the stream that became ready first
+    // only, as Redis does; from any stream if that one has nothing.
+    for pass in 0..2 {
+        let only: Option<&[u8]> = if pass == 0 {
+            reader.woken_by.as_deref()
+        } else {
+            None
+        };
+        if pass == 1 && (reader.woken_by.is_none() || served > 0) {
+            break;
+        }
+        for (i, &key) in r.keys.iter().enumerate() {
+            if only.is_some_and(|o| o != key) {
+                continue;
+            }
+            let read = (key, resolved[i]);
+            let hit = match r.group {
+                Some(group) => serve_group_stream(db, r, reader, read, group, only.is_some(), tmp),
+                None => serve_stream(db, read, r.count, only.is_some(), tmp),
+            };
+            if hit {
+                served += 1;
+            }
+        }
+    }
+    served
+}
+
+/// One stream of the reply, before its entries: `[key, entries]` in RESP2,
+/// `key => entries` in RESP3's map.
+fn reply_stream_key(tmp: &mut ReplyBuf, key: &[u8]) {
+    if !tmp.resp3() {
+        tmp.array(2);
+    }
+    tmp.bulk(key);
+}
+
+/// XREAD of stream `key` past `gt`: its entries into `tmp`, if it has
+/// any for this reader (see [`has_new`]).
+fn serve_stream(
+    db: &mut Db,
+    (key, gt): (&[u8], StreamId),
+    count: i64,
+    woken: bool,
+    tmp: &mut ReplyBuf,
+) -> bool {
+    let Some(s) = stream_at(db, key) else {
+        return false;
+    };
+    if !has_new(s, gt, woken) {
+        return false;
+    }
+    reply_stream_key(tmp, key);
+    let mut entries = scratch(tmp);
+    let mut n = 0;
+    for e in s.read_after(gt, read_limit(count)) {
+        reply_entry(&mut entries, &e);
+        n += 1;
+    }
+    tmp.array(n);
+    tmp.raw(&entries.buf);
+    true
+}
+
+/// XREADGROUP of stream `key`: the consumer's history from `gt` on, or
+/// (`gt` the greatest ID, for `>`) the group's new entries when it is the
+/// reader's turn; into `tmp`, creating the consumer if missing.
+fn serve_group_stream(
+    db: &mut Db,
+    r: &ReadArgs,
+    reader: &Reader,
+    (key, gt): (&[u8], StreamId),
+    (group, consumer): (&[u8], &[u8]),
+    woken: bool,
+    tmp: &mut ReplyBuf,
+) -> bool {
+    let Some(s) = stream_at(db, key) else {
+        return false;
+    };
+    let (now, db_index) = (reader.now, reader.db);
+    let history = gt != StreamId::MAX;
+    let g_last = s.groups.get(group).map_or(StreamId::MIN, |g| g.last_id);
+    if !history && !has_new(s, g_last, woken) {
+        return false;
+    }
+    let g = s.groups.get_mut(group).expect("group");
+    // First come, first served among blocked consumers.
+    if !history
+        && !reader
+            .blocking
+            .take_group_turn(g, reader.id, db_index, key, reader.rerun)
+    {
+        return false;
+    }
+    let (name, created) = g.consumer_or_create(consumer, now);
+    if let Some(c) = g.consumers.get_mut(&name) {
+        c.seen_time = now;
+    }
+    // As Redis: a consumer a NOACK read creates is created on
+    // replicas too (no XCLAIM will name it).
+    if reader.propagating && created && r.noack {
+        crate::keyspace::effects::push(
+            db_index,
+            super::argv(&[
+                b"XGROUP".as_slice(),
+                b"CREATECONSUMER",
+                key,
+                group,
+                consumer,
+            ]),
+            crate::keyspace::effects::target::ALL,
+        );
+    }
+    reply_stream_key(tmp, key);
+    if history {
+        let start = gt.incr().unwrap_or(StreamId::MIN);
+        read_group_history(s, group, &name, start, r.count, now, tmp);
+    } else {
+        let effects = reader
+            .propagating
+            .then_some(GroupEffects { db: db_index, key });
+        read_group_new(s, group, &name, (r.count, r.noack), now, tmp, effects);
+    }
+    if created {
+        db.notify(Class::STREAM, "xgroup-createconsumer", key);
+    }
+    true
+}
+
+/// A group read about to block takes its place in line for the new
+/// entries of each stream it reads with `>`.
+fn queue_for_new_entries(db: &mut Db, r: &ReadArgs, resolved: &[StreamId], me: u64) {
+    let Some((group, _)) = r.group else {
+        return;
+    };
+    for (i, &key) in r.keys.iter().enumerate() {
+        if resolved[i] != StreamId::MAX {
+            continue;
+        }
+        if let Some(s) = stream_at(db, key) {
+            if let Some(g) = s.groups.get_mut(group) {
+                blocking::queue_group_reader(g, me);
+            }
+        }
+    }
+}
+
+/// The reply of a read that served `served` streams (written in `streams`):
+/// a map in RESP3, an array in RESP2. Nothing when none was served.
+fn reply_read(out: &mut ReplyBuf, served: usize, streams: &ReplyBuf) {
+    if served > 0 {
+        if out.resp3() {
+            out.map(served);
+        } else {
+            out.array(served);
+        }
+        out.raw(&streams.buf);
+    }
 }
 
 fn xread(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {

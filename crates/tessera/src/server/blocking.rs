@@ -35,6 +35,7 @@ use tessera_resp::encode::ReplyBuf;
 use tokio::sync::Notify;
 
 use crate::keyspace::Key;
+use crate::types::stream::Group;
 
 /// What a blocked command waits for, set by its handler.
 pub struct BlockRequest {
@@ -218,6 +219,15 @@ impl Waiter {
     }
 }
 
+/// Client `id`, about to block for new entries of consumer group `g`,
+/// takes its place at the end of the group's line (once); see
+/// [`BlockingRegistry::take_group_turn`].
+pub fn queue_group_reader(g: &mut Group, id: u64) {
+    if !g.waiting.contains(&id) {
+        g.waiting.push_back(id);
+    }
+}
+
 /// FIFO queue of waiters per (database, key).
 type Queues = HashMap<(usize, Key), VecDeque<Arc<Waiter>>>;
 
@@ -345,6 +355,41 @@ impl BlockingRegistry {
         let woken = waiter.ready_keys.lock().iter().any(|k| k.as_slice() == key)
             || waiter.debts.lock().iter().any(|d| d.key.as_slice() == key);
         woken && self.is_blocked_on(id, db, key)
+    }
+
+    /// Whether client `id` may now take new entries of consumer group `g`
+    /// of stream `key` in database `db`; if so it leaves the group's line.
+    /// First come, first served among blocked consumers: a woken one (a
+    /// `rerun` after a wake-up) waits for those blocked before it; a new
+    /// reader only for those already woken, whom Redis would have served
+    /// with the command that fed the stream (it never waits for the
+    /// others).
+    pub fn take_group_turn(
+        &self,
+        g: &mut Group,
+        id: u64,
+        db: usize,
+        key: &[u8],
+        rerun: bool,
+    ) -> bool {
+        if rerun {
+            if !g.may_read_new(id, |other| self.is_blocked_on(other, db, key)) {
+                return false;
+            }
+        } else {
+            // (Forgetting, on the way, those no longer blocked here: timed
+            // out, unblocked or gone.)
+            g.waiting
+                .retain(|&other| other == id || self.is_blocked_on(other, db, key));
+            if g.waiting
+                .iter()
+                .any(|&other| other != id && self.is_woken_on(other, db, key))
+            {
+                return false;
+            }
+        }
+        g.waiting.retain(|&other| other != id);
+        true
     }
 
     /// Passes a wake-up on: wakes the waiter queued right after `waiter`

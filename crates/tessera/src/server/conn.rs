@@ -5,7 +5,7 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::{Buf, BytesMut};
 use smallvec::SmallVec;
@@ -13,7 +13,7 @@ use tessera_resp::encode::{Protocol, ReplyBuf};
 use tessera_resp::request::{Limits, Request, RequestParser};
 use tokio::io::AsyncReadExt;
 
-use super::blocking::{BlockRequest, Debts, Waiter, Wake};
+use super::blocking::{BlockRequest, BlockingRegistry, Debts, FeedBatch, Waiter, Wake};
 use super::client::{Client, ClientInfo, PeerAddr};
 use super::dispatch;
 use super::parked::{ConnState, ParkSlot, Registration, Woke};
@@ -444,13 +444,57 @@ async fn wait_blocked<S: ClientSocket>(
     args: Vec<Vec<u8>>,
 ) -> std::io::Result<bool> {
     let waiter = Waiter::new(client.id);
-    let registry = &srv.blocking;
     let reply_from = out.buf.len();
-    let in_timeout_table = request.deadline.is_some();
-    if in_timeout_table {
+    let queued = start_waiting(&srv.blocking, client, &request, &waiter);
+    // Wake-ups acted on by the one that ends the wait (see
+    // `server::blocking`): paid once the next in line has been woken.
+    let mut debts_at_exit = Debts::new();
+    let result = loop {
+        tokio::select! {
+            _ = waiter.notify.notified() => {}
+            _ = deadline_passed(request.deadline) => {
+                reply_unserved(client, out, &request, Unserved::TimedOut);
+                break Ok(true);
+            }
+            r = read_more(stream, rbuf) => match input_while_blocked(srv, client, rbuf, r) {
+                None => continue,
+                Some(end) => break end,
+            },
+        }
+        if client.info.killed.load(Relaxed) {
+            break Ok(false);
+        }
+        if let Some(debts) = handle_wake(srv, client, out, &request, &args, &waiter) {
+            debts_at_exit = debts;
+            break Ok(true);
+        }
+    };
+    let batch = stop_waiting(queued, client, &request, debts_at_exit);
+    if request.silent {
+        out.buf.truncate(reply_from);
+    }
+    if matches!(result, Ok(true)) {
+        flush(srv, client, out, stream, rbuf).await?;
+        // Those woken by the re-run (BLMOVE's destination) or after it are
+        // served before this client's next command, as after any command.
+        client.fed = batch;
+        await_fed_waiters(client).await;
+    }
+    result
+}
+
+/// Puts the client in line on each key of `request` and marks it blocked;
+/// the line is left when the returned guard is dropped.
+fn start_waiting<'a>(
+    registry: &'a BlockingRegistry,
+    client: &Client,
+    request: &'a BlockRequest,
+    waiter: &'a Arc<Waiter>,
+) -> QueuedWaiter<'a> {
+    if request.deadline.is_some() {
         registry.with_deadline.fetch_add(1, Relaxed);
     }
-    registry.register(request.db, &request.keys, &waiter);
+    registry.register(request.db, &request.keys, waiter);
     // Should this task end early (a panic in the re-run), the waiter must
     // leave the queues: wake-ups of a waiter that never acts would leave
     // their feeders waiting forever.
@@ -458,7 +502,7 @@ async fn wait_blocked<S: ClientSocket>(
         registry,
         db: request.db,
         keys: &request.keys,
-        waiter: &waiter,
+        waiter,
     };
     client.info.blocked.store(true, Relaxed);
     // A push may have landed between the handler's check and registering.
@@ -470,126 +514,175 @@ async fn wait_blocked<S: ClientSocket>(
     // a write to another one in that window may have seen nobody blocked
     // and signalled nothing.
     waiter.take_ready_keys();
-    // Wake-ups acted on by the one that ends the wait (see
-    // `server::blocking`): paid once the next in line has been woken.
-    let mut debts_at_exit = Debts::new();
-    let result = loop {
-        let sleep = async {
-            match request.deadline {
-                Some(d) => tokio::time::sleep_until(d.into()).await,
-                None => std::future::pending::<()>().await,
+    queued
+}
+
+/// Completes when the blocked command's timeout expires; never without a
+/// deadline.
+async fn deadline_passed(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d.into()).await,
+        None => std::future::pending::<()>().await,
+    }
+}
+
+/// Input read while blocked is kept for after the unblock: None to keep
+/// waiting, else how the wait ends (the query buffer went over its limit,
+/// the connection closed or failed).
+fn input_while_blocked(
+    srv: &ServerState,
+    client: &Client,
+    rbuf: &BytesMut,
+    read: std::io::Result<usize>,
+) -> Option<std::io::Result<bool>> {
+    match read {
+        Ok(n) if n > 0 => {
+            client.worker.reads_processed.add(1);
+            client.worker.net_input_bytes.add(n as u64);
+            if rbuf.len() as u64 > srv.config.client_query_buffer_limit() {
+                return Some(Ok(false));
             }
-        };
-        tokio::select! {
-            _ = waiter.notify.notified() => {}
-            _ = sleep => {
-                count_unblocked(client, Unserved::TimedOut);
-                (request.on_timeout)(out);
-                break Ok(true);
-            }
-            r = read_more(stream, rbuf) => match r {
-                // Input while blocked is kept for after the unblock.
-                Ok(n) if n > 0 => {
-                    client.worker.reads_processed.add(1);
-                    client.worker.net_input_bytes.add(n as u64);
-                    if rbuf.len() as u64 > srv.config.client_query_buffer_limit() {
-                        break Ok(false);
-                    }
-                    continue;
-                }
-                Ok(_) => break Ok(false),
-                Err(e) => break Err(e),
-            },
+            None
         }
-        if client.info.killed.load(Relaxed) {
-            break Ok(false);
+        Ok(_) => Some(Ok(false)),
+        Err(e) => Some(Err(e)),
+    }
+}
+
+/// The reply of a blocked command that ends unserved, counted as such:
+/// its timeout reply, or the UNBLOCKED error of CLIENT UNBLOCK ERROR.
+fn reply_unserved(client: &Client, out: &mut ReplyBuf, request: &BlockRequest, how: Unserved) {
+    count_unblocked(client, how);
+    if how == Unserved::UnblockedError {
+        out.error(b"UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    } else {
+        (request.on_timeout)(out);
+    }
+}
+
+/// Acts on a wake-up: Some when the wait is over (its reply written), with
+/// the wake-ups to pay once the next in line has been woken; None to keep
+/// waiting.
+fn handle_wake(
+    srv: &ServerState,
+    client: &mut Client,
+    out: &mut ReplyBuf,
+    request: &BlockRequest,
+    args: &[Vec<u8>],
+    waiter: &Arc<Waiter>,
+) -> Option<Debts> {
+    let debts = waiter.take_debts();
+    match waiter.take_reason() {
+        Wake::None => {
+            srv.blocking.settle(debts);
+            None
         }
-        let debts = waiter.take_debts();
-        match waiter.take_reason() {
-            Wake::None => {
-                registry.settle(debts);
-                continue;
-            }
-            Wake::UnblockTimeout => {
-                debts_at_exit = debts;
-                count_unblocked(client, Unserved::UnblockedTimeout);
-                (request.on_timeout)(out);
-                break Ok(true);
-            }
-            Wake::UnblockError => {
-                debts_at_exit = debts;
-                count_unblocked(client, Unserved::UnblockedError);
-                out.error(b"UNBLOCKED client unblocked via CLIENT UNBLOCK");
-                break Ok(true);
-            }
-            Wake::Ready => {
-                let argv: SmallVec<[&[u8]; 8]> = args.iter().map(|a| a.as_slice()).collect();
-                // Each key signalled since the last look, first ready first
-                // (one command can make several ready at once), until one
-                // serves us; with none noted, every key, as the handler does.
-                let noted = waiter.take_ready_keys();
-                let attempts: SmallVec<[Option<Key>; 2]> = if noted.is_empty() {
-                    smallvec::smallvec![None]
-                } else {
-                    noted.into_iter().map(Some).collect()
-                };
-                let stream_gone = waiter.take_stream_gone();
-                // Whom the re-run wakes joins the batch that woke us.
-                client.serving = debts.first().map(|d| d.batch().clone());
-                let mut served = false;
-                let mut pass_on: SmallVec<[Option<Key>; 2]> = SmallVec::new();
-                for ready in attempts {
-                    let mark = out.buf.len();
-                    client.woken_by = ready.clone();
-                    client.woken_stream_gone = stream_gone;
-                    client.rerunning = true;
-                    dispatch::execute(srv, client, out, &argv);
-                    client.rerunning = false;
-                    client.woken_by = None;
-                    client.woken_stream_gone = false;
-                    client.woken_wrong_type = false;
-                    match client.block.take() {
-                        None => {
-                            served = true;
-                            break;
-                        }
-                        Some(again) => {
-                            out.buf.truncate(mark);
-                            if again.pass_wakeups {
-                                pass_on.push(ready);
-                            }
-                        }
-                    }
-                }
-                if !served {
-                    // Still nothing for us: keep our place in the queues.
-                    // When a key holds something that is not for us (another
-                    // type, or a stream entry before the ID we wait for), let
-                    // the next in line look, as Redis serves every waiter it
-                    // can; when the element went to someone else, the next
-                    // in line cannot be served either, and waking it could
-                    // let it take the next element out of turn.
-                    for ready in pass_on {
-                        registry.signal_next(
-                            request.db,
-                            &request.keys,
-                            &waiter,
-                            ready.as_deref(),
-                            client.serving.as_ref(),
-                        );
-                    }
-                    client.serving = None;
-                    client.fed = None;
-                    registry.settle(debts);
-                    continue;
-                }
-                debts_at_exit = debts;
-                break Ok(true);
-            }
+        Wake::UnblockTimeout => {
+            reply_unserved(client, out, request, Unserved::UnblockedTimeout);
+            Some(debts)
         }
+        Wake::UnblockError => {
+            reply_unserved(client, out, request, Unserved::UnblockedError);
+            Some(debts)
+        }
+        Wake::Ready => rerun_woken(srv, client, out, request, args, waiter, debts),
+    }
+}
+
+/// A key may have data: re-runs the blocked command, as [`handle_wake`]
+/// answers; when nothing serves it, passes the wake-up on where that is
+/// due and pays `debts`.
+fn rerun_woken(
+    srv: &ServerState,
+    client: &mut Client,
+    out: &mut ReplyBuf,
+    request: &BlockRequest,
+    args: &[Vec<u8>],
+    waiter: &Arc<Waiter>,
+    debts: Debts,
+) -> Option<Debts> {
+    let registry = &srv.blocking;
+    let argv: SmallVec<[&[u8]; 8]> = args.iter().map(|a| a.as_slice()).collect();
+    // Each key signalled since the last look, first ready first
+    // (one command can make several ready at once), until one
+    // serves us; with none noted, every key, as the handler does.
+    let noted = waiter.take_ready_keys();
+    let attempts: SmallVec<[Option<Key>; 2]> = if noted.is_empty() {
+        smallvec::smallvec![None]
+    } else {
+        noted.into_iter().map(Some).collect()
     };
+    let stream_gone = waiter.take_stream_gone();
+    // Whom the re-run wakes joins the batch that woke us.
+    client.serving = debts.first().map(|d| d.batch().clone());
+    let mut pass_on: SmallVec<[Option<Key>; 2]> = SmallVec::new();
+    for ready in attempts {
+        let mark = out.buf.len();
+        match rerun_once(srv, client, out, &argv, ready.clone(), stream_gone) {
+            None => return Some(debts),
+            Some(again) => {
+                out.buf.truncate(mark);
+                if again.pass_wakeups {
+                    pass_on.push(ready);
+                }
+            }
+        }
+    }
+    // Still nothing for us: keep our place in the queues.
+    // When a key holds something that is not for us (another
+    // type, or a stream entry before the ID we wait for), let
+    // the next in line look, as Redis serves every waiter it
+    // can; when the element went to someone else, the next
+    // in line cannot be served either, and waking it could
+    // let it take the next element out of turn.
+    for ready in pass_on {
+        registry.signal_next(
+            request.db,
+            &request.keys,
+            waiter,
+            ready.as_deref(),
+            client.serving.as_ref(),
+        );
+    }
+    client.serving = None;
+    client.fed = None;
+    registry.settle(debts);
+    None
+}
+
+/// One re-run of the blocked command, woken for `ready` (None: any of its
+/// keys): None when it was served, else the block it asks for again.
+fn rerun_once(
+    srv: &ServerState,
+    client: &mut Client,
+    out: &mut ReplyBuf,
+    argv: &[&[u8]],
+    ready: Option<Key>,
+    stream_gone: bool,
+) -> Option<BlockRequest> {
+    client.woken_by = ready;
+    client.woken_stream_gone = stream_gone;
+    client.rerunning = true;
+    dispatch::execute(srv, client, out, argv);
+    client.rerunning = false;
+    client.woken_by = None;
+    client.woken_stream_gone = false;
+    client.woken_wrong_type = false;
+    client.block.take()
+}
+
+/// Takes the client out of line and unblocks it, then lets the next client
+/// in line on each key look at what is left; pays `debts_at_exit` and
+/// returns the batch the wake-ups so caused join.
+fn stop_waiting(
+    queued: QueuedWaiter,
+    client: &mut Client,
+    request: &BlockRequest,
+    mut debts_at_exit: Debts,
+) -> Option<Arc<FeedBatch>> {
+    let (registry, waiter) = (queued.registry, queued.waiter);
     drop(queued);
-    if in_timeout_table {
+    if request.deadline.is_some() {
         registry.with_deadline.fetch_sub(1, Relaxed);
     }
     client.info.blocked.store(false, Relaxed);
@@ -606,17 +699,7 @@ async fn wait_blocked<S: ClientSocket>(
     }
     debts_at_exit.extend(waiter.take_debts());
     registry.settle(debts_at_exit);
-    if request.silent {
-        out.buf.truncate(reply_from);
-    }
-    if matches!(result, Ok(true)) {
-        flush(srv, client, out, stream, rbuf).await?;
-        // Those woken by the re-run (BLMOVE's destination) or after it are
-        // served before this client's next command, as after any command.
-        client.fed = batch;
-        await_fed_waiters(client).await;
-    }
-    result
+    batch
 }
 
 /// A waiter's place in the queues, left when dropped.

@@ -916,6 +916,15 @@ impl StreamValue {
         }
     }
 
+    /// What XREAD reads past `gt`: the live entries after it, ascending,
+    /// at most `limit` of them.
+    pub fn read_after(&self, gt: StreamId, limit: usize) -> impl Iterator<Item = EntryRef<'_>> {
+        let start = gt.incr().unwrap_or(StreamId::MIN);
+        self.live_from(start)
+            .map(|(_, node, e)| node.entry_ref(e))
+            .take(limit)
+    }
+
     /// The live entries a forward scan from `start` meets, in order, with
     /// their node's key, from the last node whose key is at most `start`
     /// (else the first). Entries below `start` are skipped, and so are

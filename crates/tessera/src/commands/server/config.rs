@@ -1,0 +1,77 @@
+//! CONFIG GET, SET, RESETSTAT, REWRITE and HELP (Redis's `config.c`).
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use crate::commands::args::eq_ic;
+use crate::commands::generic::help_reply;
+use crate::commands::{CmdError, CmdResult, Ctx};
+
+pub(super) fn config_get(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let pairs = ctx.srv.config.get(&args[2..]);
+    ctx.out.map(pairs.len());
+    for (k, v) in pairs {
+        ctx.out.bulk(k.as_bytes());
+        ctx.out.bulk(&v);
+    }
+    Ok(())
+}
+
+pub(super) fn config_set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    if !(args.len() - 2).is_multiple_of(2) {
+        return Err(CmdError::Syntax);
+    }
+    let pairs: Vec<(&[u8], &[u8])> = args[2..].chunks_exact(2).map(|c| (c[0], c[1])).collect();
+    let local = ctx.client.info.addr.is_local();
+    ctx.srv
+        .config
+        .set_for_client(
+            &pairs,
+            crate::config::SetContext {
+                local_client: local,
+                loading: false,
+            },
+        )
+        .map_err(CmdError::Bytes)?;
+    if pairs.iter().any(|(name, _)| eq_ic(name, "maxmemory")) {
+        crate::server::evict::maxmemory_changed(ctx.srv, ctx.client);
+        // Evictions propagate one by one, as the server's own deletions,
+        // not as part of the CONFIG SET.
+        ctx.srv.journal.publish_pending(false);
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+pub(super) fn config_resetstat(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    for w in &ctx.srv.workers {
+        w.reset();
+    }
+    ctx.srv.acceptor.reset();
+    ctx.srv.keyspace.reset_stats();
+    ctx.srv.peak_memory.store(0, Relaxed);
+    ctx.out.ok();
+    Ok(())
+}
+
+pub(super) fn config_rewrite(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    ctx.srv.config.rewrite().map_err(CmdError::msg)?;
+    ctx.out.ok();
+    Ok(())
+}
+
+pub(super) fn config_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    help_reply(
+        ctx,
+        "CONFIG",
+        &[
+            "GET <pattern>",
+            "    Return parameters matching the glob-like <pattern> and their values.",
+            "SET <directive> <value>",
+            "    Set the configuration <directive> to <value>.",
+            "RESETSTAT",
+            "    Reset statistics reported by the INFO command.",
+            "REWRITE",
+            "    Rewrite the configuration file.",
+        ],
+    )
+}

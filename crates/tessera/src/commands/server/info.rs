@@ -1,0 +1,498 @@
+//! INFO: every section Redis 7.0 reports, as `server.c`'s
+//! `genRedisInfoString` writes them.
+
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering::Relaxed;
+
+use super::memory::MemoryReport;
+use crate::commands::args::lossy;
+use crate::commands::{CmdResult, Ctx};
+use crate::server::state::{unix_ms, unix_us};
+
+pub(super) fn info(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    let mut wanted: Vec<String> = args[1..]
+        .iter()
+        .map(|a| lossy(a).to_ascii_lowercase())
+        .collect();
+    if wanted.is_empty() {
+        wanted.push("default".into());
+    }
+    let default_sections = [
+        "server",
+        "clients",
+        "memory",
+        "persistence",
+        "stats",
+        "replication",
+        "cpu",
+        "modules",
+        "errorstats",
+        "cluster",
+        "keyspace",
+    ];
+    let all_sections = [
+        "server",
+        "clients",
+        "memory",
+        "persistence",
+        "stats",
+        "replication",
+        "cpu",
+        "modules",
+        "commandstats",
+        "errorstats",
+        "latencystats",
+        "cluster",
+        "keyspace",
+    ];
+    let mut sections: Vec<&str> = Vec::new();
+    for w in &wanted {
+        match w.as_str() {
+            "default" => sections.extend(default_sections),
+            "all" | "everything" => sections.extend(all_sections),
+            s => {
+                if let Some(found) = all_sections.iter().find(|x| **x == s) {
+                    sections.push(found);
+                }
+            }
+        }
+    }
+    let mut text = String::new();
+    for s in all_sections {
+        if !sections.contains(&s) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str("\r\n");
+        }
+        info_section(ctx, s, &mut text);
+    }
+    ctx.out.verbatim(b"txt", text.as_bytes());
+    Ok(())
+}
+
+fn info_section(ctx: &Ctx, section: &str, t: &mut String) {
+    match section {
+        "server" => info_server(ctx, t),
+        "clients" => info_clients(ctx, t),
+        "memory" => info_memory(ctx, t),
+        "persistence" => info_persistence(ctx, t),
+        "stats" => info_stats(ctx, t),
+        "replication" => info_replication(ctx, t),
+        "cpu" => info_cpu(t),
+        "modules" => info_modules(t),
+        "cluster" => info_cluster(t),
+        "errorstats" => info_errorstats(ctx, t),
+        "commandstats" => info_commandstats(ctx, t),
+        "latencystats" => info_latencystats(ctx, t),
+        "keyspace" => info_keyspace(ctx, t),
+        _ => {}
+    }
+}
+
+/// The `server` section: versions, process and uptime.
+fn info_server(ctx: &Ctx, t: &mut String) {
+    let srv = ctx.srv;
+    let cfg = &srv.config;
+    let uptime = srv.uptime_secs();
+    let _ = write!(
+        t,
+        "# Server\r\nredis_version:{}\r\ntessera_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\nos:{}\r\narch_bits:64\r\nmonotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nprocess_supervised:no\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nlru_clock:{}\r\nexecutable:{}\r\nconfig_file:{}\r\nio_threads_active:{}\r\n",
+        crate::REDIS_COMPAT_VERSION,
+        crate::TESSERA_VERSION,
+        os_name(),
+        std::process::id(),
+        srv.run_id,
+        srv.port.load(std::sync::atomic::Ordering::Relaxed),
+        unix_us(),
+        uptime,
+        uptime / 86400,
+        cfg.hz(),
+        cfg.hz(),
+        (unix_ms() / 1000) & 0xff_ffff,
+        srv.executable,
+        srv.config_file.clone().unwrap_or_default(),
+        (srv.worker_threads > 1) as u8,
+    );
+}
+
+/// The `clients` section.
+fn info_clients(ctx: &Ctx, t: &mut String) {
+    let srv = ctx.srv;
+    let cfg = &srv.config;
+    // The biggest query buffer (allocated) and reply backlog among
+    // the connected clients.
+    let (max_in, max_out) = srv.clients.snapshot().iter().fold((0, 0), |(i, o), c| {
+        (
+            i.max(c.qbuf.load(Relaxed) + c.qbuf_free.load(Relaxed)),
+            o.max(c.omem.load(Relaxed)),
+        )
+    });
+    let _ = write!(
+        t,
+        "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:{max_in}\r\nclient_recent_max_output_buffer:{max_out}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\nclients_in_timeout_table:{}\r\n",
+        srv.clients.connected(),
+        cfg.maxclients(),
+        srv.blocking.reported_blocked(),
+        srv.tracking.tracking_clients(),
+        srv.blocking.with_deadline.load(Relaxed),
+    );
+}
+
+/// The `memory` section, from the same [`MemoryReport`] as MEMORY STATS.
+fn info_memory(ctx: &Ctx, t: &mut String) {
+    let cfg = &ctx.srv.config;
+    let m = MemoryReport::gather(ctx);
+    let frag = m.fragmentation();
+    let _ = write!(
+        t,
+        "# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nused_memory_rss:{}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\nused_memory_overhead:{}\r\nused_memory_startup:{}\r\nused_memory_dataset:{}\r\nused_memory_dataset_perc:{:.2}%\r\nallocator_allocated:{}\r\nallocator_active:{}\r\nallocator_resident:{}\r\ntotal_system_memory:{}\r\ntotal_system_memory_human:{}\r\nused_memory_lua:{}\r\nused_memory_vm_eval:{}\r\nused_memory_lua_human:{}\r\nused_memory_scripts_eval:{}\r\nnumber_of_cached_scripts:{}\r\nnumber_of_functions:{}\r\nnumber_of_libraries:{}\r\nused_memory_vm_functions:0\r\nused_memory_vm_total:{}\r\nused_memory_vm_total_human:{}\r\nused_memory_functions:{}\r\nused_memory_scripts:{}\r\nused_memory_scripts_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nallocator_frag_ratio:{:.2}\r\nallocator_frag_bytes:{}\r\nallocator_rss_ratio:{:.2}\r\nallocator_rss_bytes:{}\r\nrss_overhead_ratio:{:.2}\r\nrss_overhead_bytes:{}\r\nmem_fragmentation_ratio:{:.2}\r\nmem_fragmentation_bytes:{}\r\nmem_not_counted_for_evict:0\r\nmem_replication_backlog:0\r\nmem_total_replication_buffers:0\r\nmem_clients_slaves:0\r\nmem_clients_normal:{}\r\nmem_cluster_links:0\r\nmem_aof_buffer:0\r\nmem_allocator:{}\r\nactive_defrag_running:0\r\nlazyfree_pending_objects:{}\r\nlazyfreed_objects:{}\r\n",
+        m.used,
+        human(m.used),
+        m.rss,
+        human(m.rss),
+        m.peak,
+        human(m.peak),
+        m.peak_perc(),
+        m.overhead(),
+        m.startup,
+        m.dataset(),
+        m.dataset_perc(),
+        m.allocated,
+        m.active,
+        m.resident,
+        total_system_memory(),
+        human(total_system_memory()),
+        m.lua_vm,
+        m.lua_vm,
+        human(m.lua_vm),
+        m.scripts,
+        ctx.srv.scripts.count(),
+        m.functions,
+        m.libraries,
+        m.lua_vm,
+        human(m.lua_vm),
+        m.functions_code,
+        m.scripts + m.functions_code,
+        human(m.scripts + m.functions_code),
+        cfg.maxmemory(),
+        human(cfg.maxmemory()),
+        policy_name(ctx),
+        frag[0].0,
+        frag[0].1,
+        frag[1].0,
+        frag[1].1,
+        frag[2].0,
+        frag[2].1,
+        frag[3].0,
+        frag[3].1,
+        m.clients,
+        allocator_name(),
+        crate::server::lazyfree::pending(),
+        crate::server::lazyfree::freed(),
+    );
+}
+
+/// The `persistence` section: no RDB or AOF, the last save time aside.
+fn info_persistence(ctx: &Ctx, t: &mut String) {
+    let srv = ctx.srv;
+    let _ = write!(
+        t,
+        "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\nrdb_last_bgsave_time_sec:-1\r\nrdb_current_bgsave_time_sec:-1\r\nrdb_saves:0\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:0\r\nrdb_last_load_keys_loaded:0\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
+        srv.lastsave_s.load(Relaxed)
+    );
+}
+
+/// The `stats` section: the workers' counters summed, and the keyspace's.
+fn info_stats(ctx: &Ctx, t: &mut String) {
+    let srv = ctx.srv;
+    let ks = srv.keyspace.stats();
+    let (ops, in_kbps, out_kbps) = srv.instant.lock().rates();
+    let total = |f: fn(&crate::server::stats::WorkerStats) -> u64| srv.stat_total(f);
+    let _ = write!(
+        t,
+        "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\ninstantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\nexpire_cycle_cpu_milliseconds:0\r\nevicted_keys:{}\r\nevicted_clients:0\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:0\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\n",
+        total(|w| w.connections_received.get()),
+        total(|w| w.commands_processed.get()),
+        ops,
+        total(|w| w.net_input_bytes.get()),
+        total(|w| w.net_output_bytes.get()),
+        in_kbps,
+        out_kbps,
+        total(|w| w.rejected_connections.get()),
+        ks.expired_keys,
+        total(|w| w.evicted_keys.get()),
+        ks.keyspace_hits,
+        ks.keyspace_misses,
+        srv.pubsub.channel_count(),
+        srv.pubsub.pattern_count(),
+        srv.pubsub.active(crate::server::pubsub::Kind::Shard, None).len(),
+        srv.tracking.tracked_keys(),
+        srv.tracking.tracked_items(),
+        srv.tracking.prefix_count(),
+        error_totals(ctx).values().sum::<u64>(),
+        total(|w| w.reads_processed.get()),
+        total(|w| w.writes_processed.get()),
+    );
+}
+
+/// The `replication` section: a master without replicas.
+fn info_replication(ctx: &Ctx, t: &mut String) {
+    let srv = ctx.srv;
+    let _ = write!(
+        t,
+        "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\nrepl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n",
+        srv.run_id
+    );
+}
+
+/// The `cpu` section.
+fn info_cpu(t: &mut String) {
+    let (us, sy) = cpu_times();
+    // Redis's main thread runs every command; here the worker
+    // threads do, so their sum stands in for it.
+    let (mus, msy) = worker_cpu_times();
+    let _ = write!(
+        t,
+        "# CPU\r\nused_cpu_sys:{sy:.6}\r\nused_cpu_user:{us:.6}\r\nused_cpu_sys_children:0.000000\r\nused_cpu_user_children:0.000000\r\nused_cpu_sys_main_thread:{msy:.6}\r\nused_cpu_user_main_thread:{mus:.6}\r\n"
+    );
+}
+
+/// The `modules` section (there are none).
+fn info_modules(t: &mut String) {
+    t.push_str("# Modules\r\n");
+}
+
+/// The `cluster` section (cluster mode is off).
+fn info_cluster(t: &mut String) {
+    t.push_str("# Cluster\r\ncluster_enabled:0\r\n");
+}
+
+/// The `errorstats` section: one line per error code, sorted.
+fn info_errorstats(ctx: &Ctx, t: &mut String) {
+    t.push_str("# Errorstats\r\n");
+    let mut errs: Vec<_> = error_totals(ctx).into_iter().collect();
+    errs.sort();
+    for (code, n) in errs {
+        let _ = write!(t, "errorstat_{code}:count={n}\r\n");
+    }
+}
+
+/// The `commandstats` section: every command and subcommand called, rejected or failed.
+fn info_commandstats(ctx: &Ctx, t: &mut String) {
+    let srv = ctx.srv;
+    t.push_str("# Commandstats\r\n");
+    for id in 0..crate::commands::command_count_with_subs() {
+        let calls: u64 = srv.workers.iter().map(|w| w.commands[id].calls.get()).sum();
+        let rejected: u64 = srv
+            .workers
+            .iter()
+            .map(|w| w.commands[id].rejected.get())
+            .sum();
+        let failed: u64 = srv
+            .workers
+            .iter()
+            .map(|w| w.commands[id].failed.get())
+            .sum();
+        if calls == 0 && rejected == 0 && failed == 0 {
+            continue;
+        }
+        let usec: u64 = srv.workers.iter().map(|w| w.commands[id].usec.get()).sum();
+        let Some((name, _)) = crate::commands::by_id(id) else {
+            continue;
+        };
+        let per = if calls > 0 {
+            usec as f64 / calls as f64
+        } else {
+            0.0
+        };
+        let _ = write!(
+            t,
+            "cmdstat_{name}:calls={calls},usec={usec},usec_per_call={per:.2},rejected_calls={rejected},failed_calls={failed}\r\n"
+        );
+    }
+}
+
+/// The `latencystats` section: each command's latency percentiles.
+fn info_latencystats(ctx: &Ctx, t: &mut String) {
+    let srv = ctx.srv;
+    let cfg = &srv.config;
+    t.push_str("# Latencystats\r\n");
+    let pcts = cfg.latency_tracking_info_percentiles();
+    // Nothing is listed while latency-tracking is off, as in Redis.
+    let ids = if cfg.latency_tracking() {
+        0..crate::commands::command_count_with_subs()
+    } else {
+        0..0
+    };
+    for id in ids {
+        let hists: Vec<_> = srv
+            .workers
+            .iter()
+            .map(|w| &w.commands[id].latency)
+            .collect();
+        let Some(values) = crate::server::stats::LatencyHistogram::percentiles_us(&hists, &pcts)
+        else {
+            continue;
+        };
+        let Some((name, _)) = crate::commands::by_id(id) else {
+            continue;
+        };
+        let parts: Vec<String> = pcts
+            .iter()
+            .zip(values)
+            .map(|(p, v)| format!("p{}={v:.3}", fmt_pct(*p)))
+            .collect();
+        let _ = write!(t, "latency_percentiles_usec_{name}:{}\r\n", parts.join(","));
+    }
+}
+
+/// The `keyspace` section: each database that holds keys.
+fn info_keyspace(ctx: &Ctx, t: &mut String) {
+    let srv = ctx.srv;
+    t.push_str("# Keyspace\r\n");
+    for (db, d) in srv.keyspace.db_summaries().into_iter().enumerate() {
+        if d.keys > 0 {
+            let _ = write!(
+                t,
+                "db{db}:keys={},expires={},avg_ttl={}\r\n",
+                d.keys,
+                d.volatile,
+                // (Redis resets it when the database has no TTLs.)
+                if d.volatile > 0 {
+                    srv.keyspace.avg_ttl(db)
+                } else {
+                    0
+                }
+            );
+        }
+    }
+}
+
+/// A percentile as Redis names it: 50, 99, 99.9.
+fn fmt_pct(p: f64) -> String {
+    let s = format!("{p}");
+    s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
+}
+
+fn error_totals(ctx: &Ctx) -> std::collections::HashMap<String, u64> {
+    let mut m = std::collections::HashMap::new();
+    for w in &ctx.srv.workers {
+        for (k, v) in w.errors.lock().iter() {
+            *m.entry(k.clone()).or_insert(0) += v;
+        }
+    }
+    m
+}
+
+fn policy_name(ctx: &Ctx) -> String {
+    ctx.srv
+        .config
+        .get(&[b"maxmemory-policy".as_slice()])
+        .into_iter()
+        .next()
+        .map(|(_, v)| lossy(&v))
+        .unwrap_or_else(|| "noeviction".into())
+}
+
+fn human(n: u64) -> String {
+    let f = n as f64;
+    if f < 1024.0 {
+        format!("{n}B")
+    } else if f < 1024.0 * 1024.0 {
+        format!("{:.2}K", f / 1024.0)
+    } else if f < 1024.0 * 1024.0 * 1024.0 {
+        format!("{:.2}M", f / 1024.0 / 1024.0)
+    } else {
+        format!("{:.2}G", f / 1024.0 / 1024.0 / 1024.0)
+    }
+}
+
+fn total_system_memory() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| {
+                    l.split_whitespace()
+                        .nth(1)
+                        .and_then(|v| v.parse::<u64>().ok())
+                })
+        })
+        .map(|kb| kb * 1024)
+        .unwrap_or(0)
+}
+
+/// (user, system) seconds of the worker threads, from /proc.
+fn worker_cpu_times() -> (f64, f64) {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return (0.0, 0.0);
+    };
+    // SAFETY: sysconf only reads its integer argument.
+    let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let (mut user, mut sys) = (0u64, 0u64);
+    for task in tasks.flatten() {
+        let path = task.path();
+        let is_worker = std::fs::read_to_string(path.join("comm"))
+            .is_ok_and(|c| c.starts_with("tessera-worker") || c.starts_with("tessera-spare"));
+        if !is_worker {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(path.join("stat")) else {
+            continue;
+        };
+        // Fields after the parenthesised name: state is the first; utime
+        // and stime are the 12th and 13th.
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        user += fields.get(11).and_then(|v| v.parse().ok()).unwrap_or(0);
+        sys += fields.get(12).and_then(|v| v.parse().ok()).unwrap_or(0);
+    }
+    (user as f64 / tick, sys as f64 / tick)
+}
+
+/// The kernel's name, release and machine, as Redis's INFO `os` shows them.
+fn os_name() -> String {
+    // SAFETY: uname fills the zeroed struct we own and nothing else.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid pointer to an owned utsname.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return format!("{} {}", std::env::consts::OS, std::env::consts::ARCH);
+    }
+    let field = |f: &[libc::c_char]| {
+        let bytes: Vec<u8> = f
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    format!(
+        "{} {} {}",
+        field(&u.sysname),
+        field(&u.release),
+        field(&u.machine)
+    )
+}
+
+/// "jemalloc-<version>", as Redis names its allocator.
+fn allocator_name() -> String {
+    match tikv_jemalloc_ctl::version::read() {
+        Ok(v) => format!("jemalloc-{}", v.split('-').next().unwrap_or(v)),
+        Err(_) => "jemalloc".to_string(),
+    }
+}
+
+fn cpu_times() -> (f64, f64) {
+    // SAFETY: getrusage writes into the zeroed struct we pass and nothing else.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: RUSAGE_SELF with a valid pointer to an owned rusage.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return (0.0, 0.0);
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (tv(ru.ru_utime), tv(ru.ru_stime))
+}
