@@ -519,3 +519,50 @@ fn client_no_touch_metadata() {
         fmt_frame(&fields[4].1)
     );
 }
+
+/// `CommandSpec::key_uses`, what ACL's key permissions will read: each key with how the command
+/// uses it, from the key specs or the command's own rule (SET's GET, BITFIELD's operations,
+/// SORT's STORE).
+#[test]
+fn key_uses_say_how_each_key_is_used() {
+    use tessera::commands::lookup;
+    // (index, reads, writes, inserts, deletes) for each key of `args`.
+    fn uses(args: &[&str]) -> Vec<(usize, bool, bool, bool, bool)> {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        let (_, spec) = lookup(args[0]).expect("a known command");
+        spec.key_uses(&args)
+            .expect("valid key arguments")
+            .iter()
+            .map(|u| (u.index, u.reads(), u.writes(), u.inserts(), u.deletes()))
+            .collect()
+    }
+    assert_eq!(uses(&["get", "k"]), [(1, true, false, false, false)]);
+    assert_eq!(uses(&["set", "k", "v"]), [(1, false, true, false, false)]);
+    assert_eq!(
+        uses(&["set", "k", "v", "GET"]),
+        [(1, true, true, false, false)]
+    );
+    assert_eq!(
+        uses(&["del", "a", "b"]),
+        [(1, false, true, false, true), (2, false, true, false, true)]
+    );
+    assert_eq!(
+        uses(&["lmove", "src", "dst", "LEFT", "RIGHT"]),
+        [(1, true, true, false, true), (2, false, true, true, false)]
+    );
+    assert_eq!(
+        uses(&["bitfield", "k", "GET", "u8", "0"]),
+        [(1, true, false, false, false)]
+    );
+    assert_eq!(
+        uses(&["bitfield", "k", "SET", "u8", "0", "1"]),
+        [(1, true, true, false, false)]
+    );
+    assert_eq!(
+        uses(&["sort", "src", "STORE", "dst"]),
+        [
+            (1, true, false, false, false),
+            (3, false, true, false, false)
+        ]
+    );
+}

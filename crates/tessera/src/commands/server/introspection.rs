@@ -9,7 +9,7 @@ use tessera_resp::encode::ReplyBuf;
 use crate::commands::args::{eq_ic, lossy};
 use crate::commands::flags::NO_MANDATORY_KEYS;
 use crate::commands::generic::help_reply;
-use crate::commands::meta::{arg as a, docflags, ksflags, ksflags::*, BeginSearch, FindKeys};
+use crate::commands::meta::{arg as a, docflags, ksflags, BeginSearch, FindKeys};
 use crate::commands::{all_commands, CmdError, CmdResult, CommandSpec, Ctx, KeySpecDef};
 use crate::server::log;
 use crate::server::state::unix_us;
@@ -393,12 +393,12 @@ pub(super) fn command_getkeysandflags(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResul
     let Some((c, idx)) = resolve_keys(ctx, target)? else {
         return Ok(());
     };
-    let flags = key_flags(c, target, &idx);
-    ctx.out.array(idx.len());
-    for (i, f) in idx.into_iter().zip(flags) {
+    let uses = c.uses_at(target, &idx);
+    ctx.out.array(uses.len());
+    for key in uses {
         ctx.out.array(2);
-        ctx.out.bulk(target[i]);
-        key_flag_names(ctx.out, f);
+        ctx.out.bulk(target[key.index]);
+        key_flag_names(ctx.out, key.flags);
     }
     Ok(())
 }
@@ -414,71 +414,6 @@ fn key_flag_names(out: &mut ReplyBuf, flags: u16) {
     out.set(names.len());
     for n in names {
         out.simple(n.as_bytes());
-    }
-}
-
-/// How `cmd` uses each of its keys at `positions`. Where a key spec's flags
-/// depend on other arguments (SET's GET, BITFIELD's subcommands) or the
-/// specs cannot find every key (SORT's STORE), the flags are worked out
-/// from the arguments as Redis's key extraction does; otherwise they are
-/// those of the first spec that finds the key (each spec is run once, so
-/// a command with many keys stays linear).
-fn key_flags(cmd: &CommandSpec, args: &[&[u8]], positions: &[usize]) -> Vec<u16> {
-    if cmd.name == "set" || cmd.name == "bitfield" {
-        return vec![one_key_variable_flags(cmd.name, args); positions.len()];
-    }
-    if cmd.name == "sort" {
-        let flags = |p| if p == 1 { RO | ACCESS } else { OW | UPDATE };
-        return positions.iter().map(|&p| flags(p)).collect();
-    }
-    let mut by_position = std::collections::HashMap::new();
-    for spec in cmd.key_specs {
-        for p in crate::commands::meta::key_positions(std::slice::from_ref(spec), args)
-            .unwrap_or_default()
-        {
-            by_position.entry(p).or_insert(spec.flags);
-        }
-    }
-    let fallback = cmd.key_specs.first().map_or(0, |spec| spec.flags);
-    positions
-        .iter()
-        .map(|p| by_position.get(p).copied().unwrap_or(fallback))
-        .collect()
-}
-
-/// SET's and BITFIELD's key flags, which depend on their other arguments.
-fn one_key_variable_flags(name: &str, args: &[&[u8]]) -> u16 {
-    match name {
-        "set" => {
-            if args.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"get")) {
-                RW | ACCESS | UPDATE
-            } else {
-                OW | UPDATE
-            }
-        }
-        "bitfield" => {
-            // Read-only when every operation is a GET (OVERFLOW aside);
-            // anything else, a syntax error included, counts as a write.
-            let mut i = 2;
-            let mut read_only = true;
-            while i < args.len() {
-                let left = args.len() - i - 1;
-                if eq_ic(args[i], "get") && left >= 2 {
-                    i += 3;
-                } else if eq_ic(args[i], "overflow") && left >= 1 {
-                    i += 2;
-                } else {
-                    read_only = false;
-                    break;
-                }
-            }
-            if read_only {
-                RO | ACCESS
-            } else {
-                RW | ACCESS | UPDATE
-            }
-        }
-        _ => 0,
     }
 }
 
