@@ -200,6 +200,30 @@ fn internal_flags_match_redis() {
     assert_eq!(flagged(flags::PROTECTED), ["debug"]);
 }
 
+/// The table hooks that stand for per-command behaviour sit on exactly their commands: only
+/// PUBLISH and SPUBLISH wait for their receivers' commands in flight, and only SET, BITFIELD and
+/// SORT work out their keys' flags from their arguments.
+#[test]
+fn table_hooks_sit_on_their_commands() {
+    let with = |has: fn(&CommandSpec) -> bool| {
+        let mut v: Vec<String> = every_spec()
+            .into_iter()
+            .filter(|(_, c)| has(c))
+            .map(|(n, _)| n)
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        with(|c| c.waits_for_others.is_some()),
+        ["publish", "spublish"]
+    );
+    assert_eq!(
+        with(|c| c.key_flags_of.is_some()),
+        ["bitfield", "set", "sort"]
+    );
+}
+
 /// The flags that replace name tests sit on exactly the commands whose behaviour they name.
 #[test]
 fn behaviour_flags_sit_on_their_commands() {

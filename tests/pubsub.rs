@@ -287,3 +287,35 @@ fn a_script_publishing_to_its_own_client() {
     );
     assert_eq!(c.read_frame(), arr(vec![bulk("number"), int(2), int(1)]));
 }
+
+/// Redis's "PUBLISH/SUBSCRIBE after UNSUBSCRIBE without arguments": the subscriber's bare
+/// UNSUBSCRIBE is sent, its replies not read, then another client publishes. Redis runs the
+/// UNSUBSCRIBE first (it was sent first); with the two clients on different threads, the PUBLISH
+/// waits for its receivers' commands in flight, so it counts 0 too. Many rounds, on several
+/// threads, patterns included.
+#[test]
+fn publish_after_an_unread_bare_unsubscribe_counts_no_one() {
+    let s = TestServer::start_with(&["--io-threads", "4"]);
+    let mut publ = s.raw();
+    for round in 0..150 {
+        let mut sub = s.raw();
+        let (subscribe, unsubscribe, channel) = if round % 3 == 2 {
+            ("PSUBSCRIBE", "PUNSUBSCRIBE", "chan*")
+        } else {
+            ("SUBSCRIBE", "UNSUBSCRIBE", "chan1")
+        };
+        sub.send(&[subscribe, channel, "other"]);
+        sub.read_frame();
+        sub.read_frame();
+        sub.send(&[unsubscribe]);
+        assert_eq!(
+            publ.call(&["PUBLISH", "chan1", "hello"]),
+            int(0),
+            "round {round}: the {unsubscribe} sent first did not run first"
+        );
+        // Its replies arrive all the same, and nothing else.
+        sub.read_frame();
+        sub.read_frame();
+        assert_eq!(sub.call(&["PING"]), simple("PONG"));
+    }
+}

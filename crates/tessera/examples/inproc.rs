@@ -58,7 +58,7 @@ fn main() {
     let mut out = ReplyBuf::new(Protocol::Resp2);
 
     let mut load = |body: &str| {
-        dispatch::execute(
+        dispatch::execute_now(
             &srv,
             &mut client,
             &mut out,
@@ -91,7 +91,7 @@ fn main() {
                 "get" => vec![b"GET", key],
                 other => panic!("unknown case {other}"),
             };
-            dispatch::execute(&srv, client, out, &argv);
+            dispatch::execute_now(&srv, client, out, &argv);
             out.buf.clear();
         }
     };

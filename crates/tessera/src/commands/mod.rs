@@ -222,7 +222,14 @@ pub struct CommandSpec {
     /// say it alone (flags that depend on other arguments, keys no spec
     /// finds).
     pub key_flags_of: Option<KeyFlagsOf>,
+    /// Whether the command, about to run for a client, should first let
+    /// other clients' commands already in flight run (PUBLISH, for its
+    /// receivers'): see `dispatch::execute`.
+    pub waits_for_others: Option<WaitsForOthers>,
 }
+
+/// See [`CommandSpec::waits_for_others`].
+pub type WaitsForOthers = fn(&ServerState, &Client, &[&[u8]]) -> bool;
 
 /// Positions of a command's keys in its arguments, or invalid arguments.
 pub type GetKeys = fn(&[&[u8]]) -> Result<Vec<usize>, meta::InvalidKeyArgs>;
@@ -290,11 +297,17 @@ impl CommandSpec {
             subcommands: &[],
             getkeys: None,
             key_flags_of: None,
+            waits_for_others: None,
         }
     }
 
     pub const fn getkeys(mut self, f: GetKeys) -> Self {
         self.getkeys = Some(f);
+        self
+    }
+
+    pub const fn waits_for_others(mut self, f: WaitsForOthers) -> Self {
+        self.waits_for_others = Some(f);
         self
     }
 

@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use super::flags::*;
 use super::meta::{arg as a, ks, ksflags::*};
 use super::{CmdError, CmdResult, CommandSpec, Ctx, Handler};
+use crate::server::client::Client;
 use crate::server::pubsub::{Kind, PubSub};
 use crate::server::state::ServerState;
 use tessera_resp::encode::ReplyBuf;
@@ -47,7 +48,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         .complexity(
             "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).",
         )
-        .args(&[a::string("channel"), a::string("message")]),
+        .args(&[a::string("channel"), a::string("message")])
+        .waits_for_others(receivers_busy),
     cmd("ssubscribe", -2, PUBSUB | NOSCRIPT | LOADING | STALE | SUBSCRIPTION | PUBSUB_CONTEXT, "7.0.0", "Listens for messages published to shard channels.", ssubscribe)
         .complexity("O(N) where N is the number of shard channels to subscribe to.")
         .key_specs(&[ks(NOT_KEY, 1, -1, 1)])
@@ -64,7 +66,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         )
         .key_specs(&[ks(NOT_KEY, 1, 0, 1)])
         .getkeys(no_keys)
-        .args(&[a::string("shardchannel"), a::string("message")]),
+        .args(&[a::string("shardchannel"), a::string("message")])
+        .waits_for_others(shard_receivers_busy),
     cmd("pubsub", -2, 0, "2.8.0", "A container for Pub/Sub commands.", super::generic::container)
         .complexity("Depends on subcommand.")
         .subcommands(PUBSUB_SUBS),
@@ -216,6 +219,18 @@ pub fn unsubscribe_all(
         }
         client.info.sub_counts[kind_index(kind)].store(0, Relaxed);
     }
+}
+
+/// A receiver of the PUBLISH may have an UNSUBSCRIBE (or another command)
+/// in flight, sent before the PUBLISH was.
+fn receivers_busy(srv: &ServerState, client: &Client, args: &[&[u8]]) -> bool {
+    srv.pubsub
+        .receivers_may_have_input(false, args[1], client.id)
+}
+
+fn shard_receivers_busy(srv: &ServerState, client: &Client, args: &[&[u8]]) -> bool {
+    srv.pubsub
+        .receivers_may_have_input(true, args[1], client.id)
 }
 
 fn publish(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {

@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{
-    AtomicBool, AtomicI64, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed,
+    AtomicBool, AtomicI64, AtomicU64, AtomicU8, AtomicUsize,
+    Ordering::{Relaxed, SeqCst},
 };
 use std::sync::Arc;
 
@@ -48,6 +49,9 @@ pub struct Client {
     pub woken_wrong_type: bool,
     /// A woken blocked command is being run again (see `dispatch::call`).
     pub rerunning: bool,
+    /// The command about to run has waited long enough for other clients
+    /// (see `CommandSpec::waits_for_others`).
+    pub done_waiting: bool,
     pub info: Arc<ClientInfo>,
     pub worker: Arc<WorkerStats>,
     /// Set by MONITOR: the task turns into a monitor feed after the reply.
@@ -117,6 +121,7 @@ impl Client {
             woken_stream_gone: false,
             woken_wrong_type: false,
             rerunning: false,
+            done_waiting: false,
             worker,
             monitoring: false,
             block: None,
@@ -226,6 +231,9 @@ pub struct ClientInfo {
     /// Whether `fd` still belongs to this client: CLIENT KILL shuts the
     /// socket down only while it does, so a reused descriptor is never hit.
     pub fd_open: Mutex<bool>,
+    /// A subscriber's task is reading its socket or running what it read
+    /// (see [`ClientInfo::may_have_input`]).
+    pub input_in_hand: AtomicBool,
     /// Messages other clients sent this one (pub/sub, invalidations),
     /// encoded, waiting for its task to write them ([`super::pubsub`]).
     pub outbox: Mutex<Vec<u8>>,
@@ -279,6 +287,7 @@ impl ClientInfo {
             killed: AtomicBool::new(false),
             wake: Notify::new(),
             fd_open: Mutex::new(true),
+            input_in_hand: AtomicBool::new(false),
             outbox: Mutex::new(Vec::new()),
             obuf_soft_since_ms: AtomicI64::new(0),
             sub_counts: Default::default(),
@@ -307,6 +316,25 @@ impl ClientInfo {
         }
         drop(open);
         self.wake.notify_one();
+    }
+
+    /// Whether a command this client sent may not have run yet: bytes wait
+    /// in its socket, or its task has read them and not finished running
+    /// them (`input_in_hand`, set before each read). Checked in that order,
+    /// so input read between the two looks is still seen. Costs a system
+    /// call when the socket must be asked.
+    pub fn may_have_input(&self) -> bool {
+        if self.input_in_hand.load(SeqCst) {
+            return true;
+        }
+        let open = self.fd_open.lock();
+        let mut unread: libc::c_int = 0;
+        // SAFETY: the descriptor is still this client's open socket
+        // (checked under the lock the task takes before closing it);
+        // FIONREAD only writes the count into `unread`.
+        let asked = *open && unsafe { libc::ioctl(self.fd, libc::FIONREAD, &mut unread) } == 0;
+        drop(open);
+        (asked && unread > 0) || self.input_in_hand.load(SeqCst)
     }
 
     /// Called by the owning task just before its socket is closed.

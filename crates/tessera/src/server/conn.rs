@@ -3,7 +3,7 @@
 //! of any depth therefore cost one read and one write per batch, as in
 //! Redis.
 
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -80,6 +80,14 @@ async fn run<S: ClientSocket>(
     slot: &ParkSlot,
 ) -> std::io::Result<()> {
     let info = home(state).client.info.clone();
+    /// However the connection ends, it holds no input to wait for.
+    struct NothingInHand<'a>(&'a ClientInfo);
+    impl Drop for NothingInHand<'_> {
+        fn drop(&mut self) {
+            self.0.input_in_hand.store(false, SeqCst);
+        }
+    }
+    let _nothing_in_hand = NothingInHand(&info);
     let mut waker_known = false;
     'serve: loop {
         if info.killed.load(Relaxed) {
@@ -92,6 +100,8 @@ async fn run<S: ClientSocket>(
             out,
         } = home(state);
         let blocked = process_buffer(srv, client, parser, rbuf, out).await;
+        // What was read has run (see `ClientInfo::may_have_input`).
+        info.input_in_hand.store(false, SeqCst);
         take_outbox(client, out);
         if client.close_now {
             return Ok(());
@@ -125,17 +135,24 @@ async fn run<S: ClientSocket>(
         // Subscribers and monitors time out only as Redis's do: never
         // (tracking clients do time out).
         let pushes = client.may_be_pushed_to();
+        // A subscriber says when it holds input a PUBLISH should wait for:
+        // from just before each read until what it read has run.
+        let subscribed = !client.subs.is_empty();
         let idle = if client.subs.is_empty() && !client.monitoring {
             srv.config.timeout_secs()
         } else {
             0
         };
         let n = loop {
+            if subscribed {
+                info.input_in_hand.store(true, SeqCst);
+            }
             match read_available(stream, &mut home(state).rbuf) {
                 Ok(n) => break n,
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
                 Err(e) => return Err(e),
             }
+            info.input_in_hand.store(false, SeqCst);
             // Nothing to read: park the state where a busy script on this
             // thread can serve it (see `parked`), and wait.
             slot.park(state.take().expect("the state is home before parking"));
@@ -300,7 +317,7 @@ async fn process_buffer(
                 // out before its reply (an UNSUBSCRIBE's included).
                 take_outbox(client, out);
             }
-            dispatch::execute(srv, client, out, &args);
+            execute_in_turn(srv, client, out, &args).await;
             await_fed_waiters(client).await;
             drop_if_over_hard_limit(srv, client, out, normal_limit.hard_bytes);
             if let Some(mut req) = client.block.take() {
@@ -319,6 +336,37 @@ async fn process_buffer(
     rbuf.advance(pos);
     store_qbuf(client, rbuf);
     blocked
+}
+
+/// How long a command waits for other clients' commands in flight
+/// (`CommandSpec::waits_for_others`) before it runs regardless.
+const WAIT_FOR_OTHERS: Duration = Duration::from_millis(10);
+
+/// Runs a command; one that should first let other clients' commands in
+/// flight run (a PUBLISH whose receivers may have sent an UNSUBSCRIBE)
+/// gives this thread's other tasks a turn, then short sleeps, until they
+/// have run or [`WAIT_FOR_OTHERS`] has passed. The thread is never held.
+async fn execute_in_turn(
+    srv: &ServerState,
+    client: &mut Client,
+    out: &mut ReplyBuf,
+    args: &[&[u8]],
+) {
+    let mut started = None;
+    let mut turns = 0u32;
+    while dispatch::execute(srv, client, out, args) == dispatch::Executed::WaitForOthers {
+        let since = *started.get_or_insert_with(Instant::now);
+        if since.elapsed() >= WAIT_FOR_OTHERS {
+            client.done_waiting = true;
+        } else if turns < 32 {
+            // (Another task of this thread may be the one to run.)
+            tokio::task::yield_now().await;
+        } else {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        turns += 1;
+    }
+    client.done_waiting = false;
 }
 
 /// Publishes the query buffer's use (CLIENT LIST `qbuf`, `qbuf-free`).
@@ -663,7 +711,7 @@ fn rerun_once(
     client.woken_by = ready;
     client.woken_stream_gone = stream_gone;
     client.rerunning = true;
-    dispatch::execute(srv, client, out, argv);
+    dispatch::execute_now(srv, client, out, argv);
     client.rerunning = false;
     client.woken_by = None;
     client.woken_stream_gone = false;

@@ -15,22 +15,56 @@ use crate::scripting::bridge;
 pub use crate::util::error_code;
 
 /// Runs one command and appends its reply to `out`.
-pub fn execute(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args: &[&[u8]]) {
+#[must_use]
+pub fn execute(
+    srv: &ServerState,
+    client: &mut Client,
+    out: &mut ReplyBuf,
+    args: &[&[u8]],
+) -> Executed {
     // CLIENT LIST's argv-mem: the running command's argument bytes, kept
     // while it is blocked, as Redis keeps a blocked client's argv.
     client
         .info
         .argv_mem
         .store(args.iter().map(|a| a.len()).sum(), Relaxed);
-    execute_command(srv, client, out, args);
+    let executed = execute_command(srv, client, out, args);
     if client.block.is_none() {
         client.info.argv_mem.store(0, Relaxed);
     }
+    executed
 }
 
-fn execute_command(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args: &[&[u8]]) {
+/// Whether [`execute`] ran the command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Executed {
+    /// It ran, or was refused or queued: its reply (if any) is written.
+    Done,
+    /// Nothing happened yet: the command should first let other clients'
+    /// commands in flight run ([`CommandSpec::waits_for_others`]). The
+    /// caller waits a moment without holding its thread, then executes it
+    /// again, with `Client::done_waiting` set once it has waited enough.
+    WaitForOthers,
+}
+
+/// [`execute`] for callers that cannot wait (a client served from a busy
+/// script's hook): a command that would wait runs at once.
+pub fn execute_now(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args: &[&[u8]]) {
+    if execute(srv, client, out, args) == Executed::WaitForOthers {
+        client.done_waiting = true;
+        let _ = execute(srv, client, out, args);
+        client.done_waiting = false;
+    }
+}
+
+fn execute_command(
+    srv: &ServerState,
+    client: &mut Client,
+    out: &mut ReplyBuf,
+    args: &[&[u8]],
+) -> Executed {
     if args.is_empty() {
-        return;
+        return Executed::Done;
     }
     let now_ms = unix_ms();
     client.info.last_interaction_ms.store(now_ms, Relaxed);
@@ -55,7 +89,7 @@ fn execute_command(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, a
             });
             reject(srv, client, out, &e, runs_queued);
             finish_reply_mode(client, out, mark);
-            return;
+            return Executed::Done;
         }
     };
     client.info.last_cmd.store(id, Relaxed);
@@ -70,13 +104,18 @@ fn execute_command(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, a
             // (and through CLIENT REPLY OFF, as pushes do).
             deliver_events(srv, client, out, mark);
         }
-        return;
+        return Executed::Done;
     }
 
     if client.multi.active && !cmd.has(flags::NOT_QUEUED) {
         commands::multi::queue(client, out, args);
         finish_reply_mode(client, out, mark);
-        return;
+        return Executed::Done;
+    }
+    if let Some(others_busy) = cmd.waits_for_others {
+        if !client.done_waiting && others_busy(srv, client, args) {
+            return Executed::WaitForOthers;
+        }
     }
 
     // CLIENT CACHING applies to the one command after it. (MULTI passes it
@@ -113,6 +152,7 @@ fn execute_command(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, a
             client.tracking.reads.clear();
         }
     }
+    Executed::Done
 }
 
 /// A pushing command still uses up a CLIENT REPLY SKIP.

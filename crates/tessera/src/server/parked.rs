@@ -300,7 +300,7 @@ fn run_while_busy(srv: &ServerState, state: &mut ConnState) {
             if client.may_be_pushed_to() {
                 take_outbox(client, out);
             }
-            dispatch::execute(srv, client, out, &args);
+            dispatch::execute_now(srv, client, out, &args);
             drop_if_over_hard_limit(srv, client, out, hard_bytes);
             // Nothing blocks in busy mode; drop it to be safe. (Nor does
             // anything here feed blocked clients: ready keys wait for the

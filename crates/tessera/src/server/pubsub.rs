@@ -46,6 +46,12 @@ impl Subscriptions {
 
 type Subscribers = Vec<Arc<ClientInfo>>;
 
+/// How many receivers' sockets a PUBLISH asks for unread input (see
+/// [`PubSub::receivers_may_have_input`]): enough for the handful of
+/// subscribers tests and most applications have, few enough that a wide
+/// fan-out does not pay a system call per receiver.
+const SOCKETS_ASKED: usize = 4;
+
 #[derive(Default)]
 pub struct PubSub {
     channels: RwLock<HashMap<Vec<u8>, Subscribers>>,
@@ -156,6 +162,49 @@ impl PubSub {
             }
         }
         receivers
+    }
+
+    /// Whether a client that would receive a message on `channel` (a
+    /// shard channel when `shard`) may still have a command in flight: a
+    /// PUBLISH then waits a moment for it (see `dispatch::execute`), so an
+    /// UNSUBSCRIBE a subscriber sent before the PUBLISH was sent runs
+    /// first, as it does in single-threaded Redis, where both come out of
+    /// one event loop in order. Only the first [`SOCKETS_ASKED`] receivers'
+    /// sockets are asked (a system call each); the rest only if their task
+    /// is known to hold input.
+    pub fn receivers_may_have_input(&self, shard: bool, channel: &[u8], me: u64) -> bool {
+        let mut asked = 0;
+        let mut busy = |s: &Arc<ClientInfo>| {
+            if s.id == me {
+                return false;
+            }
+            asked += 1;
+            if asked > SOCKETS_ASKED {
+                s.input_in_hand.load(std::sync::atomic::Ordering::SeqCst)
+            } else {
+                s.may_have_input()
+            }
+        };
+        let channels = if shard {
+            &self.shard_channels
+        } else {
+            &self.channels
+        };
+        if channels
+            .read()
+            .get(channel)
+            .is_some_and(|subs| subs.iter().any(&mut busy))
+        {
+            return true;
+        }
+        if shard {
+            return false;
+        }
+        let patterns = self.patterns.read();
+        patterns
+            .iter()
+            .filter(|(pattern, _)| glob_match(pattern, channel, false))
+            .any(|(_, subs)| subs.iter().any(&mut busy))
     }
 
     /// SPUBLISH: delivers to shard-channel subscribers only.
