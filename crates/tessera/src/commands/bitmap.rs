@@ -651,6 +651,24 @@ fn bitfield_ro(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     bitfield_generic(ctx, args, true)
 }
 
+/// BITFIELD is read-only when every operation is a GET (OVERFLOW aside);
+/// anything else, a syntax error included, counts as a write (Redis's
+/// bitfieldGetKeys).
+fn bitfield_key_flags(args: &[&[u8]], _index: usize) -> u16 {
+    let mut i = 2;
+    while i < args.len() {
+        let left = args.len() - i - 1;
+        if args[i].eq_ignore_ascii_case(b"get") && left >= 2 {
+            i += 3;
+        } else if args[i].eq_ignore_ascii_case(b"overflow") && left >= 1 {
+            i += 2;
+        } else {
+            return RW | ACCESS | UPDATE;
+        }
+    }
+    RO | ACCESS
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -669,22 +687,4 @@ mod tests {
         assert!(field_type(b"I8").is_err());
         assert_eq!(field_type(b"u8\0x").unwrap(), (false, 8));
     }
-}
-
-/// BITFIELD is read-only when every operation is a GET (OVERFLOW aside);
-/// anything else, a syntax error included, counts as a write (Redis's
-/// bitfieldGetKeys).
-fn bitfield_key_flags(args: &[&[u8]], _index: usize) -> u16 {
-    let mut i = 2;
-    while i < args.len() {
-        let left = args.len() - i - 1;
-        if args[i].eq_ignore_ascii_case(b"get") && left >= 2 {
-            i += 3;
-        } else if args[i].eq_ignore_ascii_case(b"overflow") && left >= 1 {
-            i += 2;
-        } else {
-            return RW | ACCESS | UPDATE;
-        }
-    }
-    RO | ACCESS
 }
