@@ -104,7 +104,7 @@ fn scripting_reaches_the_server_only_through_its_host() {
     );
 }
 
-/// A run's state is one scope (`scripting::bridge`'s `SCOPE`, set and restored by a guard), not
+/// A run's state is one scope (`scripting::bridge`'s `SCOPE` and its `BUFFERS`, set and restored by a guard), not
 /// thread-locals spread over files: outside it, scripting keeps only its per-thread VM and the
 /// VM's memory gauge.
 #[test]
@@ -117,9 +117,13 @@ fn script_run_state_is_one_scope() {
                 if !line.trim_start().starts_with("thread_local!") {
                     continue;
                 }
-                // The statics this block declares.
+                // The statics this block declares, up to its closing brace.
+                let indent = &line[..line.len() - line.trim_start().len()];
                 for inner in lines.by_ref() {
-                    if inner.trim() == "}" || inner.trim() == "};" {
+                    if inner
+                        .strip_prefix(indent)
+                        .is_some_and(|rest| rest.starts_with('}'))
+                    {
                         break;
                     }
                     if let Some(rest) = inner
@@ -147,6 +151,7 @@ fn script_run_state_is_one_scope() {
     assert_eq!(
         scripting,
         [
+            "scripting/bridge.rs:BUFFERS",
             "scripting/bridge.rs:SCOPE",
             "scripting/mod.rs:LUA_MEMORY",
             "scripting/mod.rs:VM"

@@ -88,12 +88,19 @@ struct Scope {
     /// An error reply already counted was written (see
     /// [`take_quiet_failure`]).
     quiet_failure: Cell<bool>,
-    /// See [`RunOutcome::uncounted_errors`].
-    uncounted_errors: RefCell<Vec<String>>,
     /// When the FUNCTION LOAD running on this thread must have finished.
     load_deadline: Cell<Option<Instant>>,
     /// The chunk name of the prelude of the state last armed here.
     prelude_source: Cell<*const c_char>,
+}
+
+/// The scope's buffers. Apart from [`Scope`], which has no destructor, so
+/// that the flags every command reads (`in_script`, `quiet_failure`) cost
+/// a plain thread-local load: a thread-local that owns heap memory is
+/// checked for its destructor's registration on every access.
+struct ScopeBuffers {
+    /// See [`RunOutcome::uncounted_errors`].
+    uncounted_errors: RefCell<Vec<String>>,
     /// A run's reply buffer between runs, so a run allocates none.
     spare_scratch: Cell<Vec<u8>>,
 }
@@ -108,9 +115,13 @@ thread_local! {
             reply_resp: Cell::new(2),
             read_keys: Cell::new(false),
             quiet_failure: Cell::new(false),
-            uncounted_errors: RefCell::new(Vec::new()),
             load_deadline: Cell::new(None),
             prelude_source: Cell::new(std::ptr::null()),
+        }
+    };
+    static BUFFERS: ScopeBuffers = const {
+        ScopeBuffers {
+            uncounted_errors: RefCell::new(Vec::new()),
             spare_scratch: Cell::new(Vec::new()),
         }
     };
@@ -224,10 +235,10 @@ pub(super) fn set_reply_resp(resp: u8) {
 /// A script's reply holds an error reply: counted now by the caller unless
 /// `counted` (see [`take_quiet_failure`]).
 pub(super) fn note_reply_error(code: Option<&str>) {
-    SCOPE.with(|s| match code {
-        None => s.quiet_failure.set(true),
-        Some(code) => s.uncounted_errors.borrow_mut().push(code.to_string()),
-    });
+    match code {
+        None => SCOPE.with(|s| s.quiet_failure.set(true)),
+        Some(code) => BUFFERS.with(|b| b.uncounted_errors.borrow_mut().push(code.to_string())),
+    }
 }
 
 /// Runs `f` on the current run, if a script is running here.
@@ -266,7 +277,7 @@ pub fn run(
     let mut run = Run {
         host,
         scratch: ReplyBuf {
-            buf: SCOPE.with(|s| s.spare_scratch.take()),
+            buf: BUFFERS.with(|b| b.spare_scratch.take()),
             protocol: Protocol::Resp2,
         },
         numbers: Vec::new(),
@@ -292,12 +303,12 @@ pub fn run(
     let mut scratch = std::mem::take(&mut run.scratch.buf);
     scratch.clear();
     if scratch.capacity() <= 64 * 1024 {
-        SCOPE.with(|s| s.spare_scratch.set(scratch));
+        BUFFERS.with(|b| b.spare_scratch.set(scratch));
     }
     RunOutcome {
         result,
         read_keys,
-        uncounted_errors: SCOPE.with(|s| std::mem::take(&mut *s.uncounted_errors.borrow_mut())),
+        uncounted_errors: BUFFERS.with(|b| std::mem::take(&mut *b.uncounted_errors.borrow_mut())),
     }
 }
 

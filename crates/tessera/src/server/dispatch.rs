@@ -653,7 +653,7 @@ pub(crate) type Unresolved = (Option<usize>, CmdError);
 
 /// Looks up the command (and subcommand) and checks the arity: the first
 /// step of every command, worded for its caller.
-#[inline]
+#[inline(always)]
 pub(crate) fn resolve(args: &[&[u8]], caller: Caller) -> Result<Resolved, Unresolved> {
     let script = matches!(caller, Caller::Script(_));
     let unknown = || {

@@ -46,11 +46,11 @@ impl Subscriptions {
 
 type Subscribers = Vec<Arc<ClientInfo>>;
 
-/// How many receivers' sockets a PUBLISH asks for unread input (see
-/// [`PubSub::receivers_may_have_input`]): enough for the handful of
+/// How many receivers a PUBLISH asks whether they have input in flight
+/// (see [`PubSub::receivers_may_have_input`]): enough for the handful of
 /// subscribers tests and most applications have, few enough that a wide
 /// fan-out does not pay a system call per receiver.
-const SOCKETS_ASKED: usize = 4;
+const RECEIVERS_ASKED: usize = 4;
 
 #[derive(Default)]
 pub struct PubSub {
@@ -169,21 +169,18 @@ impl PubSub {
     /// PUBLISH then waits a moment for it (see `dispatch::execute`), so an
     /// UNSUBSCRIBE a subscriber sent before the PUBLISH was sent runs
     /// first, as it does in single-threaded Redis, where both come out of
-    /// one event loop in order. Only the first [`SOCKETS_ASKED`] receivers'
-    /// sockets are asked (a system call each); the rest only if their task
-    /// is known to hold input.
+    /// one event loop in order. Only the first [`RECEIVERS_ASKED`]
+    /// receivers are asked (a system call each, and each look that finds
+    /// a subscriber mid-read costs the publisher a turn): a wide fan-out
+    /// does not wait.
     pub fn receivers_may_have_input(&self, shard: bool, channel: &[u8], me: u64) -> bool {
         let mut asked = 0;
         let mut busy = |s: &Arc<ClientInfo>| {
-            if s.id == me {
+            if s.id == me || asked >= RECEIVERS_ASKED {
                 return false;
             }
             asked += 1;
-            if asked > SOCKETS_ASKED {
-                s.input_in_hand.load(std::sync::atomic::Ordering::SeqCst)
-            } else {
-                s.may_have_input()
-            }
+            s.may_have_input()
         };
         let channels = if shard {
             &self.shard_channels
