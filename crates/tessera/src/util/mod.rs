@@ -1,9 +1,10 @@
 //! Small exact re-implementations of Redis's behaviour that many families
 //! share: glob matching, number parsing and formatting, LCS, linear
-//! probing, LZF.
+//! probing, LZF, the CRC-16 of cluster slots and the CRC-64 of RDB files.
 
 pub mod bits;
 pub mod crc16;
+pub mod crc64;
 pub mod geohash;
 pub mod glob;
 pub mod lcs;
