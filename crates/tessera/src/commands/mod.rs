@@ -229,7 +229,7 @@ pub struct CommandSpec {
 }
 
 /// See [`CommandSpec::waits_for_others`].
-pub type WaitsForOthers = fn(&ServerState, &Client, &[&[u8]]) -> bool;
+pub type WaitsForOthers = fn(&ServerState, &mut Client, &[&[u8]]) -> bool;
 
 /// Positions of a command's keys in its arguments, or invalid arguments.
 pub type GetKeys = fn(&[&[u8]]) -> Result<Vec<usize>, meta::InvalidKeyArgs>;

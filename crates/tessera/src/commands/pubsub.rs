@@ -223,14 +223,14 @@ pub fn unsubscribe_all(
 
 /// A receiver of the PUBLISH may have an UNSUBSCRIBE (or another command)
 /// in flight, sent before the PUBLISH was.
-fn receivers_busy(srv: &ServerState, client: &Client, args: &[&[u8]]) -> bool {
+fn receivers_busy(srv: &ServerState, client: &mut Client, args: &[&[u8]]) -> bool {
     srv.pubsub
-        .receivers_may_have_input(false, args[1], client.id)
+        .receivers_may_have_input(false, args[1], client.id, &mut client.others_seen)
 }
 
-fn shard_receivers_busy(srv: &ServerState, client: &Client, args: &[&[u8]]) -> bool {
+fn shard_receivers_busy(srv: &ServerState, client: &mut Client, args: &[&[u8]]) -> bool {
     srv.pubsub
-        .receivers_may_have_input(true, args[1], client.id)
+        .receivers_may_have_input(true, args[1], client.id, &mut client.others_seen)
 }
 
 fn publish(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {

@@ -1445,11 +1445,16 @@ fn serve_group_stream(
     };
     let (now, db_index) = (reader.now, reader.db);
     let history = gt != StreamId::MAX;
-    let g_last = s.groups.get(group).map_or(StreamId::MIN, |g| g.last_id);
+    // (resolve_ids checked the group under the same locks.)
+    let Some(g_last) = s.groups.get(group).map(|g| g.last_id) else {
+        return false;
+    };
     if !history && !has_new(s, g_last, woken) {
         return false;
     }
-    let g = s.groups.get_mut(group).expect("group");
+    let Some(g) = s.groups.get_mut(group) else {
+        return false;
+    };
     // First come, first served among blocked consumers.
     if !history
         && !reader

@@ -52,6 +52,10 @@ pub struct Client {
     /// The command about to run has waited long enough for other clients
     /// (see `CommandSpec::waits_for_others`).
     pub done_waiting: bool,
+    /// While it waits: each receiver it found busy, with the input
+    /// batches that receiver had run then (see
+    /// [`ClientInfo::input_batches`]).
+    pub others_seen: Vec<(u64, u64)>,
     pub info: Arc<ClientInfo>,
     pub worker: Arc<WorkerStats>,
     /// Set by MONITOR: the task turns into a monitor feed after the reply.
@@ -122,6 +126,7 @@ impl Client {
             woken_wrong_type: false,
             rerunning: false,
             done_waiting: false,
+            others_seen: Vec::new(),
             worker,
             monitoring: false,
             block: None,
@@ -234,6 +239,10 @@ pub struct ClientInfo {
     /// A subscriber's task is reading its socket or running what it read
     /// (see [`ClientInfo::may_have_input`]).
     pub input_in_hand: AtomicBool,
+    /// How many batches of input read from the socket its task has run: a
+    /// receiver that keeps sending cannot hold a PUBLISH for longer than
+    /// two of them (see `PubSub::receivers_may_have_input`).
+    pub input_batches: AtomicU64,
     /// Messages other clients sent this one (pub/sub, invalidations),
     /// encoded, waiting for its task to write them ([`super::pubsub`]).
     pub outbox: Mutex<Vec<u8>>,
@@ -288,6 +297,7 @@ impl ClientInfo {
             wake: Notify::new(),
             fd_open: Mutex::new(true),
             input_in_hand: AtomicBool::new(false),
+            input_batches: AtomicU64::new(0),
             outbox: Mutex::new(Vec::new()),
             obuf_soft_since_ms: AtomicI64::new(0),
             sub_counts: Default::default(),
@@ -335,6 +345,24 @@ impl ClientInfo {
         let asked = *open && unsafe { libc::ioctl(self.fd, libc::FIONREAD, &mut unread) } == 0;
         drop(open);
         (asked && unread > 0) || self.input_in_hand.load(SeqCst)
+    }
+
+    /// Whether a command this client sent before now may still not have
+    /// run, as [`may_have_input`](Self::may_have_input) judges it, given
+    /// `seen`: the batches (`input_batches`) it had run when the asker
+    /// first found it busy, which it records there. Two more batches since
+    /// settle it: the one it was running then, and the one that read what
+    /// was waiting in its socket.
+    pub fn still_has_input(&self, seen: &mut Vec<(u64, u64)>) -> bool {
+        let batches = self.input_batches.load(SeqCst);
+        if let Some(&(_, first)) = seen.iter().find(|(id, _)| *id == self.id) {
+            return batches < first + 2 && self.may_have_input();
+        }
+        let busy = self.may_have_input();
+        if busy {
+            seen.push((self.id, batches));
+        }
+        busy
     }
 
     /// Called by the owning task just before its socket is closed.

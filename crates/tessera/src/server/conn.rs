@@ -89,6 +89,8 @@ async fn run<S: ClientSocket>(
     }
     let _nothing_in_hand = NothingInHand(&info);
     let mut waker_known = false;
+    // A subscriber read input that has not run yet (`input_batches`).
+    let mut batch_read = false;
     'serve: loop {
         if info.killed.load(Relaxed) {
             return Ok(());
@@ -101,6 +103,10 @@ async fn run<S: ClientSocket>(
         } = home(state);
         let blocked = process_buffer(srv, client, parser, rbuf, out).await;
         // What was read has run (see `ClientInfo::may_have_input`).
+        if batch_read {
+            info.input_batches.fetch_add(1, SeqCst);
+            batch_read = false;
+        }
         info.input_in_hand.store(false, SeqCst);
         take_outbox(client, out);
         if client.close_now {
@@ -186,6 +192,7 @@ async fn run<S: ClientSocket>(
         if n == 0 {
             return Ok(());
         }
+        batch_read = subscribed;
         client.worker.net_input_bytes.add(n as u64);
         info.total_in.fetch_add(n as u64, Relaxed);
         if home(state).rbuf.len() as u64 > srv.config.client_query_buffer_limit() {
@@ -367,6 +374,7 @@ async fn execute_in_turn(
         turns += 1;
     }
     client.done_waiting = false;
+    client.others_seen.clear();
 }
 
 /// Publishes the query buffer's use (CLIENT LIST `qbuf`, `qbuf-free`).

@@ -54,6 +54,7 @@ pub fn execute_now(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, a
         client.done_waiting = true;
         let _ = execute(srv, client, out, args);
         client.done_waiting = false;
+        client.others_seen.clear();
     }
 }
 

@@ -18,6 +18,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use parking_lot::RwLock;
+use smallvec::SmallVec;
 use tessera_resp::encode::{Protocol, ReplyBuf};
 
 use super::client::ClientInfo;
@@ -173,35 +174,40 @@ impl PubSub {
     /// receivers are asked (a system call each, and each look that finds
     /// a subscriber mid-read costs the publisher a turn): a wide fan-out
     /// does not wait.
-    pub fn receivers_may_have_input(&self, shard: bool, channel: &[u8], me: u64) -> bool {
-        let mut asked = 0;
-        let mut busy = |s: &Arc<ClientInfo>| {
-            if s.id == me || asked >= RECEIVERS_ASKED {
-                return false;
+    pub fn receivers_may_have_input(
+        &self,
+        shard: bool,
+        channel: &[u8],
+        me: u64,
+        seen: &mut Vec<(u64, u64)>,
+    ) -> bool {
+        // Picked under the registries' locks, asked after: a socket is not
+        // asked while subscribers wait to (un)subscribe.
+        let mut asked: SmallVec<[Arc<ClientInfo>; RECEIVERS_ASKED]> = SmallVec::new();
+        fn pick(
+            asked: &mut SmallVec<[Arc<ClientInfo>; RECEIVERS_ASKED]>,
+            subs: &Subscribers,
+            me: u64,
+        ) {
+            let room = RECEIVERS_ASKED - asked.len();
+            asked.extend(subs.iter().filter(|s| s.id != me).take(room).cloned());
+        }
+        let kind = if shard { Kind::Shard } else { Kind::Channel };
+        if let Some(subs) = self.registry(kind).read().get(channel) {
+            pick(&mut asked, subs, me);
+        }
+        if !shard && asked.len() < RECEIVERS_ASKED {
+            for (pattern, subs) in self.patterns.read().iter() {
+                if asked.len() == RECEIVERS_ASKED {
+                    break;
+                }
+                if glob_match(pattern, channel, false) {
+                    pick(&mut asked, subs, me);
+                }
             }
-            asked += 1;
-            s.may_have_input()
-        };
-        let channels = if shard {
-            &self.shard_channels
-        } else {
-            &self.channels
-        };
-        if channels
-            .read()
-            .get(channel)
-            .is_some_and(|subs| subs.iter().any(&mut busy))
-        {
-            return true;
         }
-        if shard {
-            return false;
-        }
-        let patterns = self.patterns.read();
-        patterns
-            .iter()
-            .filter(|(pattern, _)| glob_match(pattern, channel, false))
-            .any(|(_, subs)| subs.iter().any(&mut busy))
+        // (A receiver is recorded in `seen` when first found busy.)
+        asked.iter().any(|s| s.still_has_input(seen))
     }
 
     /// SPUBLISH: delivers to shard-channel subscribers only.
