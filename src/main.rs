@@ -52,9 +52,7 @@ fn main() {
     }
     config.set_apply_hook(Box::new(|cfg, name| {
         match name {
-            "loglevel" | "logfile" => {
-                tessera::server::log::configure(log_level(cfg), &cfg.logfile())
-            }
+            "loglevel" | "logfile" => tessera::util::log::configure(log_level(cfg), &cfg.logfile()),
             "dir" => std::env::set_current_dir(cfg.dir()).map_err(|e| e.to_string())?,
             "notify-keyspace-events" => {
                 tessera::keyspace::events::set_notify_flags(cfg.notify_keyspace_events().0)
@@ -69,11 +67,11 @@ fn main() {
     let executable = std::env::current_exe()
         .map(|p| p.display().to_string())
         .unwrap_or_default();
-    tessera::server::log::configure(log_level(&config), &config.logfile());
+    tessera::util::log::configure(log_level(&config), &config.logfile());
     tessera::keyspace::events::set_notify_flags(config.notify_keyspace_events().0);
     mirror_lazy_deletions(&config);
     if let Err(e) = tessera::server::run(config, executable) {
-        tessera::server::log::warning(&e);
+        tessera::util::log::warning(&e);
         std::process::exit(1);
     }
 }
@@ -87,9 +85,9 @@ fn mirror_lazy_deletions(cfg: &tessera::config::Config) {
     );
 }
 
-fn log_level(config: &tessera::config::Config) -> tessera::server::log::Level {
+fn log_level(config: &tessera::config::Config) -> tessera::util::log::Level {
     use tessera::config::LogLevel;
-    use tessera::server::log::Level;
+    use tessera::util::log::Level;
     match config.loglevel() {
         LogLevel::Debug => Level::Debug,
         LogLevel::Verbose => Level::Verbose,

@@ -27,21 +27,15 @@ use crate::util::log;
 pub trait Host {
     /// Runs a command the script called, writing its reply to `out` in
     /// `out.protocol`. Err: the command was refused before it ran, with
-    /// Redis's error text and whether the error statistics have it.
-    fn call(&mut self, args: &[&[u8]], out: &mut ReplyBuf) -> Result<(), Refusal>;
+    /// Redis's error text, already counted in the error statistics by the
+    /// host.
+    fn call(&mut self, args: &[&[u8]], out: &mut ReplyBuf) -> Result<(), String>;
     /// Whether the command `argv` names (its subcommand too, when it has
     /// some) may be run by the script (`redis.acl_check_cmd`).
     fn may_call(&self, argv: &[&[u8]]) -> bool;
     /// Called from the timeout hook while the script runs; true when it
     /// must stop (SCRIPT KILL).
     fn tick(&mut self) -> bool;
-}
-
-/// A command the host refused to run for a script.
-pub struct Refusal {
-    pub text: String,
-    /// Already in the error statistics (the host counted it).
-    pub counted: bool,
 }
 
 /// What one run of a script is given.
@@ -564,8 +558,8 @@ unsafe fn call_on_stack(state: *mut ffi::lua_State, run: &mut Run) -> bool {
         Ok(()) => true,
         Err(refusal) => {
             run.scratch.buf.clear();
-            run.scratch.buf.extend_from_slice(refusal.text.as_bytes());
-            run.error_counted = refusal.counted;
+            run.scratch.buf.extend_from_slice(refusal.as_bytes());
+            run.error_counted = true;
             false
         }
     }

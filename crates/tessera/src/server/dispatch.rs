@@ -12,7 +12,7 @@ use super::state::{unix_ms, ServerState, SlowlogEntry};
 use crate::commands::{self, flags, CmdError, CommandSpec, Ctx, Propagation};
 use crate::keyspace::{effects, Touch};
 use crate::scripting::bridge;
-pub use crate::util::error_code;
+use crate::util::error_code;
 
 /// Runs one command and appends its reply to `out`.
 #[must_use]

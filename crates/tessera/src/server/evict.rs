@@ -37,7 +37,7 @@ pub fn maxmemory_changed(srv: &ServerState, client: &Client) {
     }
     let used = srv.used_memory_now();
     if limit < used {
-        super::log::warning(&format!(
+        crate::util::log::warning(&format!(
             "WARNING: the new maxmemory value set via CONFIG SET ({limit}) is smaller than the current memory usage ({used}). This will result in key eviction and/or the inability to accept new write commands depending on the maxmemory-policy."
         ));
     }

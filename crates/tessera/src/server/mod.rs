@@ -13,8 +13,6 @@ pub mod conn;
 pub mod dispatch;
 pub mod evict;
 pub mod lazyfree;
-// (Kept under its old path: logging sits below every layer.)
-pub use crate::util::log;
 pub mod memory;
 pub mod parked;
 pub mod pubsub;
@@ -35,6 +33,7 @@ use tokio::sync::{mpsc, Notify};
 
 use crate::config::Config;
 use crate::keyspace::{Keyspace, NUM_SHARDS};
+use crate::util::log;
 use client::PeerAddr;
 use state::{unix_ms, Pause, ServerState};
 use stats::WorkerStats;

@@ -15,7 +15,7 @@ use super::dispatch::{self, Caller, ScriptRules};
 use super::state::ServerState;
 use crate::commands::{flags, CmdError, CmdResult, Ctx};
 use crate::keyspace::{shard_of, AbortableWaits};
-use crate::scripting::bridge::{self, Host, Refusal, RunRequest};
+use crate::scripting::bridge::{self, Host, RunRequest};
 use crate::scripting::{convert, ScriptFlags, Vm};
 
 /// What kind of script is run, and how.
@@ -64,7 +64,7 @@ struct ScriptHost<'s, 'c> {
 }
 
 impl Host for ScriptHost<'_, '_> {
-    fn call(&mut self, args: &[&[u8]], out: &mut ReplyBuf) -> Result<(), Refusal> {
+    fn call(&mut self, args: &[&[u8]], out: &mut ReplyBuf) -> Result<(), String> {
         let caller = Caller::Script(self.rules);
         let admitted = dispatch::resolve(args, caller).and_then(|found| {
             dispatch::admit(self.srv, self.client, found.id, found.spec, caller, false)
@@ -84,10 +84,7 @@ impl Host for ScriptHost<'_, '_> {
                 if let Some(id) = id {
                     worker.commands[id].rejected.add(1);
                 }
-                return Err(Refusal {
-                    text,
-                    counted: true,
-                });
+                return Err(text);
             }
         };
         if spec.has(flags::WRITE) {

@@ -191,7 +191,7 @@ impl ServerState {
 
     /// Logs the disconnection of a client over its output buffer limit.
     pub fn log_obuf_kill(&self, info: &super::client::ClientInfo) {
-        crate::server::log::warning(&format!(
+        crate::util::log::warning(&format!(
             "Client {} scheduled to be closed ASAP for overcoming of output buffer limits.",
             info.describe(unix_ms())
         ));

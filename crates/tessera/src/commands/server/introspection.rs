@@ -11,9 +11,9 @@ use crate::commands::flags::NO_MANDATORY_KEYS;
 use crate::commands::generic::help_reply;
 use crate::commands::meta::{arg as a, docflags, ksflags, BeginSearch, FindKeys};
 use crate::commands::{all_commands, CmdError, CmdResult, CommandSpec, Ctx, KeySpecDef};
-use crate::server::log;
 use crate::server::state::unix_us;
 use crate::util::glob::glob_match;
+use crate::util::log;
 
 // ---------------------------------------------------------------- COMMAND
 
