@@ -11,6 +11,7 @@ pub mod commands;
 pub mod config;
 pub mod journal;
 pub mod keyspace;
+pub mod persistence;
 pub mod scripting;
 pub mod server;
 pub mod types;

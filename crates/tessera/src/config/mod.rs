@@ -348,6 +348,10 @@ const DBFILENAME: usize = idx("dbfilename");
 const RDBCOMPRESSION: usize = idx("rdbcompression");
 const RDBCHECKSUM: usize = idx("rdbchecksum");
 const STOP_WRITES_ON_BGSAVE_ERROR: usize = idx("stop-writes-on-bgsave-error");
+const RDB_KEY_SAVE_DELAY: usize = idx("rdb-key-save-delay");
+const KEY_LOAD_DELAY: usize = idx("key-load-delay");
+const RDB_DEL_SYNC_FILES: usize = idx("rdb-del-sync-files");
+const RDB_SAVE_INCREMENTAL_FSYNC: usize = idx("rdb-save-incremental-fsync");
 const SHUTDOWN_TIMEOUT: usize = idx("shutdown-timeout");
 const SHUTDOWN_ON_SIGINT: usize = idx("shutdown-on-sigint");
 const SHUTDOWN_ON_SIGTERM: usize = idx("shutdown-on-sigterm");
@@ -1043,8 +1047,7 @@ impl Config {
             self.num(SANITIZE_DUMP_PAYLOAD),
         )
     }
-    /// `save` points as (seconds, changes). Stored only: nothing acts on
-    /// them until persistence exists.
+    /// `save` points as (seconds, changes).
     pub fn save_params(&self) -> Vec<(u64, u64)> {
         self.special
             .read()
@@ -1063,6 +1066,20 @@ impl Config {
     }
     pub fn rdbchecksum(&self) -> bool {
         self.num(RDBCHECKSUM) != 0
+    }
+    /// Test-only: microseconds a save sleeps per key written.
+    pub fn rdb_key_save_delay(&self) -> i64 {
+        self.num(RDB_KEY_SAVE_DELAY)
+    }
+    /// Test-only: microseconds loading sleeps per key read.
+    pub fn key_load_delay(&self) -> i64 {
+        self.num(KEY_LOAD_DELAY)
+    }
+    pub fn rdb_del_sync_files(&self) -> bool {
+        self.num(RDB_DEL_SYNC_FILES) != 0
+    }
+    pub fn rdb_save_incremental_fsync(&self) -> bool {
+        self.num(RDB_SAVE_INCREMENTAL_FSYNC) != 0
     }
     pub fn stop_writes_on_bgsave_error(&self) -> bool {
         self.num(STOP_WRITES_ON_BGSAVE_ERROR) != 0

@@ -57,6 +57,31 @@ pub struct Unit {
     pub atomic: bool,
 }
 
+/// One thread's change count, alone on its cache line: only its thread
+/// writes it (a plain load and store, no locked instruction), and
+/// [`total_dirty`] reads them all.
+#[repr(align(128))]
+pub struct DirtyCounter(AtomicU64);
+
+static DIRTY_COUNTERS: parking_lot::Mutex<Vec<std::sync::Arc<DirtyCounter>>> =
+    parking_lot::Mutex::new(Vec::new());
+
+fn register_dirty_counter() -> std::sync::Arc<DirtyCounter> {
+    let c = std::sync::Arc::new(DirtyCounter(AtomicU64::new(0)));
+    DIRTY_COUNTERS.lock().push(c.clone());
+    c
+}
+
+/// Every change made by every thread since the process started (the save
+/// rules and INFO's rdb_changes_since_last_save count from it).
+pub fn total_dirty() -> u64 {
+    DIRTY_COUNTERS
+        .lock()
+        .iter()
+        .map(|c| c.0.load(Ordering::Relaxed))
+        .sum()
+}
+
 /// Whether anything consumes the stream (the journal has a consumer).
 static ENABLED: AtomicBool = AtomicBool::new(false);
 /// The next sequence number (numbers start at 1; 0 means none).
@@ -64,8 +89,8 @@ static NEXT_SEQ: AtomicU64 = AtomicU64::new(1);
 
 thread_local! {
     /// This thread's changes since it started (its share of Redis's
-    /// `server.dirty`).
-    static DIRTY: Cell<u64> = const { Cell::new(0) };
+    /// `server.dirty`), readable by others for the total.
+    static DIRTY: std::sync::Arc<DirtyCounter> = register_dirty_counter();
     /// Shard locks this thread has taken (not counting shards served from
     /// a held set): a change after a new lock needs a new number.
     static ACQUIRED: Cell<u64> = const { Cell::new(0) };
@@ -134,7 +159,9 @@ pub fn note_acquired() {
 /// increments `server.dirty`).
 #[inline]
 pub fn note_change() {
-    DIRTY.with(|d| d.set(d.get() + 1));
+    DIRTY.with(|d| {
+        d.0.store(d.0.load(Ordering::Relaxed) + 1, Ordering::Relaxed)
+    });
     if enabled() {
         PENDING.with(|p| {
             p.borrow_mut().sequence();
@@ -146,7 +173,7 @@ pub fn note_change() {
 /// during the command.
 #[inline]
 pub fn dirty() -> u64 {
-    DIRTY.with(|d| d.get())
+    DIRTY.with(|d| d.0.load(Ordering::Relaxed))
 }
 
 /// Records an op to propagate (under the shard lock when it comes from a

@@ -19,6 +19,7 @@
 pub mod effects;
 pub mod events;
 pub mod keymap;
+pub mod snapshot;
 pub mod table;
 
 use std::cell::{Cell, RefCell};
@@ -174,6 +175,10 @@ pub struct Keyspace {
     /// Per database: INFO keyspace's avg_ttl (ms), Redis's running
     /// estimate from the TTLs active expiry samples.
     avg_ttl: Box<[std::sync::atomic::AtomicI64]>,
+    /// A point-in-time snapshot in progress (see [`snapshot`]): every
+    /// shard lock first captures the shard if the snapshot still needs it.
+    snapshot_active: AtomicBool,
+    snapshot: parking_lot::RwLock<Option<std::sync::Arc<snapshot::Snapshot>>>,
 }
 
 /// The unwinding payload a command waiting for a shard throws when a busy
@@ -280,6 +285,8 @@ impl Keyspace {
             busy: Default::default(),
             volatile_hints,
             avg_ttl: (0..ndbs).map(|_| Default::default()).collect(),
+            snapshot_active: AtomicBool::new(false),
+            snapshot: Default::default(),
         }
     }
 
@@ -374,7 +381,8 @@ impl Keyspace {
     fn acquire_all(&self, idxs: &[usize]) -> SmallVec<[(usize, MutexGuard<'_, Shard>); 4]> {
         effects::note_acquired();
         loop {
-            let mut guards = SmallVec::with_capacity(idxs.len());
+            let mut guards: SmallVec<[(usize, MutexGuard<'_, Shard>); 4]> =
+                SmallVec::with_capacity(idxs.len());
             let mut contended = None;
             for &i in idxs {
                 match self.shards[i].0.try_lock() {
@@ -386,12 +394,79 @@ impl Keyspace {
                 }
             }
             match contended {
-                None => return guards,
+                None => {
+                    for (i, g) in guards.iter() {
+                        self.before_use(*i, g);
+                    }
+                    return guards;
+                }
                 Some(i) => {
                     drop(guards);
                     drop(self.wait_for(i));
                 }
             }
+        }
+    }
+
+    /// Runs on every shard just locked, before anyone reads or changes it:
+    /// a snapshot in progress that has not captured the shard yet captures
+    /// it now, so it sees the shard as it was when the snapshot began.
+    #[inline(always)]
+    fn before_use(&self, idx: usize, shard: &Shard) {
+        if self.snapshot_active.load(Relaxed) {
+            self.capture_for_snapshot(idx, shard);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn capture_for_snapshot(&self, idx: usize, shard: &Shard) {
+        let snap = self.snapshot.read().clone();
+        if let Some(snap) = snap {
+            snap.capture_if_pending(idx, shard);
+        }
+    }
+
+    /// Begins a point-in-time snapshot: under every shard's lock, marks
+    /// them all pending. From then on each shard is handed to `capture`
+    /// exactly once, by whichever thread locks it first, before anything
+    /// changes it. Refused (None) while another snapshot runs.
+    /// With the snapshot come each database's key and volatile-key counts
+    /// at the instant.
+    pub fn begin_snapshot(
+        &self,
+        capture: Box<dyn Fn(usize, &Shard) + Send + Sync>,
+    ) -> Option<(std::sync::Arc<snapshot::Snapshot>, Vec<(usize, usize)>)> {
+        let mut all = self.lock_all();
+        let mut slot = self.snapshot.write();
+        if slot.is_some() {
+            return None;
+        }
+        let mut sizes = vec![(0usize, 0usize); self.ndbs];
+        for shard in all.shards_mut() {
+            for (db, t) in shard.dbs.iter().enumerate() {
+                sizes[db].0 += t.len();
+                sizes[db].1 += t.volatile_len();
+            }
+        }
+        let snap = std::sync::Arc::new(snapshot::Snapshot::new(NUM_SHARDS, capture));
+        *slot = Some(snap.clone());
+        self.snapshot_active.store(true, Relaxed);
+        drop(slot);
+        drop(all);
+        Some((snap, sizes))
+    }
+
+    /// Ends the snapshot once every shard is captured (the saver has locked
+    /// each one), or abandons it.
+    pub fn end_snapshot(&self, snap: &std::sync::Arc<snapshot::Snapshot>) {
+        let mut slot = self.snapshot.write();
+        if slot
+            .as_ref()
+            .is_some_and(|s| std::sync::Arc::ptr_eq(s, snap))
+        {
+            self.snapshot_active.store(false, Relaxed);
+            *slot = None;
         }
     }
 
@@ -419,10 +494,12 @@ impl Keyspace {
             return self.held_shard(idx);
         }
         effects::note_acquired();
-        match self.shards[idx].0.try_lock() {
-            Some(g) => ShardGuard::Owned(g),
-            None => ShardGuard::Owned(self.wait_for(idx)),
-        }
+        let g = match self.shards[idx].0.try_lock() {
+            Some(g) => g,
+            None => self.wait_for(idx),
+        };
+        self.before_use(idx, &g);
+        ShardGuard::Owned(g)
     }
 
     /// The shard if it is free right now (background work skips a shard a
@@ -432,7 +509,9 @@ impl Keyspace {
             return Some(self.held_shard(idx));
         }
         effects::note_acquired();
-        self.shards[idx].0.try_lock().map(ShardGuard::Owned)
+        let g = self.shards[idx].0.try_lock()?;
+        self.before_use(idx, &g);
+        Some(ShardGuard::Owned(g))
     }
 
     /// A shard inside a [`HoldScope`]: the held guard, or the shard newly
@@ -446,6 +525,7 @@ impl Keyspace {
                 Err(p) => {
                     effects::note_acquired();
                     let g = self.shards[idx].0.lock();
+                    self.before_use(idx, &g);
                     // SAFETY: as in `hold`: the scope drops it before the
                     // keyspace can go away.
                     let guard = unsafe {

@@ -1,0 +1,83 @@
+//! Durability: RDB snapshots (and, built on the same formats, DUMP and
+//! RESTORE payloads).
+//!
+//! Nothing here is called by command handlers directly for data: a save
+//! is fed by the keyspace's shard-by-shard snapshot ([`crate::keyspace::snapshot`]),
+//! and loading hands decoded keys to the caller, which inserts them. The
+//! server layer decides when to save (SAVE, BGSAVE, save rules, SHUTDOWN)
+//! and keeps the counters INFO persistence reports in [`Status`].
+
+pub mod rdb;
+pub mod save;
+
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
+
+/// What INFO persistence reports, and what decides MISCONF.
+#[derive(Debug)]
+pub struct Status {
+    /// Changes counted when the last successful save began (Redis's
+    /// `dirty` is reset then; ours is a running total).
+    pub dirty_at_last_save: AtomicU64,
+    pub dirty_at_save_start: AtomicU64,
+    pub lastsave_s: AtomicI64,
+    pub bgsave_in_progress: AtomicBool,
+    pub bgsave_scheduled: AtomicBool,
+    pub last_bgsave_ok: AtomicBool,
+    /// Seconds the last background save took (-1: none yet).
+    pub last_bgsave_time_s: AtomicI64,
+    /// Unix ms the running background save began (0 when none).
+    pub bgsave_started_ms: AtomicI64,
+    pub last_cow_bytes: AtomicU64,
+    /// Saves and rewrites started (INFO's total_forks: Tessera never
+    /// forks, tools read it as "background jobs started").
+    pub saves_started: AtomicU64,
+    /// Unix ms of the last failed save attempt (save rules retry after
+    /// five seconds, as Redis's CONFIG_BGSAVE_RETRY_DELAY).
+    pub last_failure_ms: AtomicI64,
+    pub loading: AtomicBool,
+    pub loading_started_s: AtomicI64,
+    pub loading_total_bytes: AtomicU64,
+    pub loading_loaded_bytes: AtomicU64,
+    pub last_load_keys_loaded: AtomicU64,
+    pub last_load_keys_expired: AtomicU64,
+    /// Whether a shutdown or SAVE asked the running save to stop.
+    pub abort_requested: AtomicBool,
+}
+
+impl Default for Status {
+    fn default() -> Self {
+        Status {
+            dirty_at_last_save: AtomicU64::new(0),
+            dirty_at_save_start: AtomicU64::new(0),
+            lastsave_s: AtomicI64::new(unix_ms() / 1000),
+            bgsave_in_progress: AtomicBool::new(false),
+            bgsave_scheduled: AtomicBool::new(false),
+            last_bgsave_ok: AtomicBool::new(true),
+            last_bgsave_time_s: AtomicI64::new(-1),
+            bgsave_started_ms: AtomicI64::new(0),
+            last_cow_bytes: AtomicU64::new(0),
+            saves_started: AtomicU64::new(0),
+            last_failure_ms: AtomicI64::new(0),
+            loading: AtomicBool::new(false),
+            loading_started_s: AtomicI64::new(0),
+            loading_total_bytes: AtomicU64::new(0),
+            loading_loaded_bytes: AtomicU64::new(0),
+            last_load_keys_loaded: AtomicU64::new(0),
+            last_load_keys_expired: AtomicU64::new(0),
+            abort_requested: AtomicBool::new(false),
+        }
+    }
+}
+
+impl Status {
+    pub fn loading(&self) -> bool {
+        self.loading.load(Relaxed)
+    }
+}
+
+pub fn unix_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,318 @@
+//! Writing an RDB file from a point-in-time snapshot of the keyspace.
+//!
+//! [`begin`] fixes the instant (see [`crate::keyspace::snapshot`]); the
+//! returned [`Running`] save then walks the shards in order on whatever
+//! thread runs [`Running::write`], writing each shard's capture (taken by
+//! the saver itself, or earlier by a thread that needed the shard) to a
+//! temporary file, which is fsynced and renamed over the target only when
+//! complete: a crash at any moment leaves the previous file intact.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::rdb::file::{self, AccessRecord, AuxValue};
+use super::rdb::SaveOptions;
+use crate::keyspace::{Keyspace, Shard, NUM_SHARDS};
+
+/// Everything a save needs, fixed when it begins.
+pub struct SaveJob {
+    pub keyspace: Arc<Keyspace>,
+    /// The final file (`dir`/`dbfilename`).
+    pub path: PathBuf,
+    pub opts: SaveOptions,
+    pub access: AccessMode,
+    pub checksum: bool,
+    /// Library source codes, written as function records.
+    pub functions: Vec<Vec<u8>>,
+    /// Extra aux fields after Redis's standard ones.
+    pub used_memory: u64,
+    pub aof_base: bool,
+    /// rdb-key-save-delay: microseconds to sleep per key written (tests).
+    pub key_delay_us: i64,
+    /// fsync every 4 MiB while writing (rdb-save-incremental-fsync).
+    pub incremental_fsync: bool,
+}
+
+/// How keys' access times are recorded (by maxmemory-policy).
+#[derive(Clone, Copy, Debug)]
+pub enum AccessMode {
+    None,
+    Lru,
+    Lfu { decay_minutes: u32 },
+}
+
+/// One shard's keys in RDB form, per database.
+struct ShardImage {
+    dbs: Vec<DbImage>,
+    bytes: usize,
+}
+
+struct DbImage {
+    db: usize,
+    keys: usize,
+    bytes: Vec<u8>,
+}
+
+struct Captures {
+    slots: Mutex<Vec<Option<ShardImage>>>,
+    held_bytes: AtomicU64,
+    peak_bytes: AtomicU64,
+}
+
+pub struct Running {
+    job: SaveJob,
+    captures: Arc<Captures>,
+    snapshot: Arc<crate::keyspace::snapshot::Snapshot>,
+    /// Keys and volatile keys per database at the instant (RESIZEDB).
+    sizes: Vec<(usize, usize)>,
+    started_ms: i64,
+}
+
+pub struct SaveStats {
+    pub keys: u64,
+    pub bytes: u64,
+    /// Peak bytes of captures held waiting to be written.
+    pub cow_bytes: u64,
+    pub started_ms: i64,
+}
+
+fn capture_shard(shard: &Shard, opts: &SaveOptions, access: AccessMode) -> ShardImage {
+    let now_ms = super::unix_ms();
+    let record = match access {
+        AccessMode::None => AccessRecord::None,
+        AccessMode::Lru => AccessRecord::LruIdle {
+            now_s: (now_ms / 1000) as u32,
+        },
+        AccessMode::Lfu { decay_minutes } => AccessRecord::LfuFreq {
+            now_minutes: (now_ms / 60_000) as u32,
+            decay_minutes,
+        },
+    };
+    let mut dbs = Vec::new();
+    let mut total = 0;
+    for (db, table) in shard.dbs.iter().enumerate() {
+        if table.is_empty() {
+            continue;
+        }
+        let mut bytes = Vec::new();
+        let mut keys = 0;
+        for (key, entry) in table.iter() {
+            let expire = if entry.has_ttl() {
+                table.expire_of(key)
+            } else {
+                0
+            };
+            file::write_key(&mut bytes, key, entry, expire, opts, record);
+            keys += 1;
+        }
+        total += bytes.len();
+        dbs.push(DbImage { db, keys, bytes });
+    }
+    ShardImage { dbs, bytes: total }
+}
+
+/// Fixes the snapshot's instant. Fails when another snapshot is running.
+pub fn begin(job: SaveJob) -> Result<Running, String> {
+    let captures = Arc::new(Captures {
+        slots: Mutex::new((0..NUM_SHARDS).map(|_| None).collect()),
+        held_bytes: AtomicU64::new(0),
+        peak_bytes: AtomicU64::new(0),
+    });
+    let sink = captures.clone();
+    let opts = job.opts;
+    let access = job.access;
+    let capture = Box::new(move |idx: usize, shard: &Shard| {
+        let image = capture_shard(shard, &opts, access);
+        let held = sink.held_bytes.fetch_add(image.bytes as u64, Relaxed) + image.bytes as u64;
+        sink.peak_bytes.fetch_max(held, Relaxed);
+        sink.slots.lock()[idx] = Some(image);
+    });
+    let started_ms = super::unix_ms();
+    let (snapshot, sizes) = job
+        .keyspace
+        .begin_snapshot(capture)
+        .ok_or_else(|| "Background save already in progress".to_string())?;
+    Ok(Running {
+        job,
+        captures,
+        snapshot,
+        sizes,
+        started_ms,
+    })
+}
+
+/// A writer that keeps the running CRC64 of what passes through.
+struct Checksummed<W: Write> {
+    inner: W,
+    crc: u64,
+    written: u64,
+    since_sync: u64,
+}
+
+impl<W: Write> Checksummed<W> {
+    fn put(&mut self, b: &[u8], checksum: bool) -> std::io::Result<()> {
+        if checksum {
+            self.crc = crate::util::crc64::crc64_update(self.crc, b);
+        }
+        self.inner.write_all(b)?;
+        self.written += b.len() as u64;
+        self.since_sync += b.len() as u64;
+        Ok(())
+    }
+}
+
+const INCREMENTAL_FSYNC_BYTES: u64 = 4 << 20;
+
+impl Running {
+    pub fn started_ms(&self) -> i64 {
+        self.started_ms
+    }
+
+    /// Writes the file and puts it in place. On error the temporary file
+    /// is removed and the previous file is untouched.
+    pub fn write(self) -> Result<SaveStats, String> {
+        let dir = self
+            .job
+            .path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
+        let tmp = dir.join(format!("temp-{}.rdb", std::process::id()));
+        let result = self.write_to(&tmp);
+        // Whatever happened, every shard must be released from the
+        // snapshot before it ends (a failed write stops early).
+        self.job.keyspace.end_snapshot(&self.snapshot);
+        match result {
+            Ok(stats) => {
+                std::fs::rename(&tmp, &self.job.path).map_err(|e| {
+                    let _ = std::fs::remove_file(&tmp);
+                    format!("Error moving temp DB file on the final destination: {e}")
+                })?;
+                if let Ok(d) = File::open(&dir) {
+                    let _ = d.sync_all();
+                }
+                Ok(stats)
+            }
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                Err(e)
+            }
+        }
+    }
+
+    fn write_to(&self, tmp: &Path) -> Result<SaveStats, String> {
+        let f = File::create(tmp).map_err(|e| {
+            format!(
+                "Failed opening the temp RDB file {} (in server root dir {}) for saving: {e}",
+                tmp.file_name()
+                    .map(|n| n.to_string_lossy())
+                    .unwrap_or_default(),
+                std::env::current_dir()
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_default()
+            )
+        })?;
+        let mut out = Checksummed {
+            inner: std::io::BufWriter::with_capacity(1 << 20, f),
+            crc: 0,
+            written: 0,
+            since_sync: 0,
+        };
+        let werr = |e: std::io::Error| format!("Write error saving DB on disk: {e}");
+        let job = &self.job;
+        let ck = job.checksum;
+
+        let mut head = Vec::new();
+        let ctime = self.started_ms / 1000;
+        file::write_header(
+            &mut head,
+            &[
+                (
+                    "redis-ver",
+                    AuxValue::Str(crate::REDIS_COMPAT_VERSION.as_bytes()),
+                ),
+                ("redis-bits", AuxValue::Int(64)),
+                ("ctime", AuxValue::Int(ctime)),
+                ("used-mem", AuxValue::Int(job.used_memory as i64)),
+                ("aof-base", AuxValue::Int(job.aof_base as i64)),
+            ],
+        );
+        for code in &job.functions {
+            file::write_function(&mut head, code, job.opts.compress);
+        }
+        out.put(&head, ck).map_err(werr)?;
+
+        let mut keys = 0u64;
+        let mut current_db: Option<usize> = None;
+        let mut sized = vec![false; self.sizes.len()];
+        for idx in 0..NUM_SHARDS {
+            let mut image = self.captures.slots.lock()[idx].take();
+            if image.is_none() {
+                // Locking the shard captures it (the keyspace's hook), if
+                // nobody has yet.
+                drop(job.keyspace.lock_shard(idx));
+                image = self.captures.slots.lock()[idx].take();
+            }
+            let Some(image) = image else {
+                return Err("snapshot lost a shard".into());
+            };
+            self.captures
+                .held_bytes
+                .fetch_sub(image.bytes as u64, Relaxed);
+            for db in image.dbs {
+                if current_db != Some(db.db) {
+                    let mut sel = Vec::new();
+                    file::write_select_db(&mut sel, db.db);
+                    if let Some(done) = sized.get_mut(db.db).filter(|d| !**d) {
+                        *done = true;
+                        let (k, v) = self.sizes[db.db];
+                        file::write_resize_db(&mut sel, k, v);
+                    }
+                    out.put(&sel, ck).map_err(werr)?;
+                    current_db = Some(db.db);
+                }
+                out.put(&db.bytes, ck).map_err(werr)?;
+                keys += db.keys as u64;
+                if job.key_delay_us > 0 {
+                    for _ in 0..db.keys {
+                        std::thread::sleep(std::time::Duration::from_micros(
+                            job.key_delay_us as u64,
+                        ));
+                    }
+                }
+            }
+            if job.incremental_fsync && out.since_sync >= INCREMENTAL_FSYNC_BYTES {
+                out.inner.flush().map_err(werr)?;
+                out.inner.get_ref().sync_data().map_err(werr)?;
+                out.since_sync = 0;
+            }
+        }
+        debug_assert_eq!(self.snapshot.remaining(), 0);
+        let mut tail = Vec::new();
+        file::write_eof(&mut tail);
+        out.put(&tail, ck).map_err(werr)?;
+        let crc = if ck { out.crc } else { 0 };
+        out.put(&crc.to_le_bytes(), false).map_err(werr)?;
+        out.inner.flush().map_err(werr)?;
+        out.inner.get_ref().sync_all().map_err(werr)?;
+        Ok(SaveStats {
+            keys,
+            bytes: out.written,
+            cow_bytes: self.captures.peak_bytes.load(Relaxed),
+            started_ms: self.started_ms,
+        })
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // A save dropped without writing (or after) must not leave the
+        // keyspace capturing shards for nobody.
+        self.job.keyspace.end_snapshot(&self.snapshot);
+    }
+}
