@@ -159,9 +159,18 @@ impl TestServer {
 
         let port_s = port.to_string();
         let (program, mut args): (PathBuf, Vec<String>) = match kind {
+            // Like the reference below: no save rules unless a test gives some, so stopping a
+            // server never writes a snapshot nobody asked for.
             ServerKind::Tessera => (
                 tessera_bin(),
-                vec!["--port".into(), port_s, "--bind".into(), "127.0.0.1".into()],
+                vec![
+                    "--port".into(),
+                    port_s,
+                    "--bind".into(),
+                    "127.0.0.1".into(),
+                    "--save".into(),
+                    String::new(),
+                ],
             ),
             ServerKind::Redis => (
                 redis_bin(),
@@ -255,6 +264,11 @@ impl TestServer {
         self.port
     }
 
+    /// The server's scratch directory (its working directory).
+    pub fn scratch(&self) -> &Path {
+        &self.dir
+    }
+
     pub fn kind(&self) -> ServerKind {
         self.kind
     }
@@ -339,6 +353,26 @@ impl TestServer {
         }
         out.extend(all[all.len().saturating_sub(15)..].iter().copied());
         out.join("\n")
+    }
+
+    /// Kills the server with SIGKILL at once (a crash, for durability tests) and reaps it.
+    pub fn kill_hard(&mut self) {
+        self.stopped = true;
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Waits for the server to exit by itself (after SHUTDOWN); its exit status.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                self.stopped = true;
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        None
     }
 
     /// Stops the server now (SIGTERM, then SIGKILL after 5 s); also done on drop.

@@ -39,7 +39,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     .group("generic")
     .tips(&["request_policy:all_shards", "response_policy:agg_min"])
     .args(&[a::integer("numreplicas"), a::integer("timeout")]),
-    cmd("ping", -1, FAST | SENTINEL | PUBSUB_CONTEXT, "1.0.0", "Returns the server's liveliness response.", ping)
+    cmd("ping", -1, FAST | SENTINEL | PUBSUB_CONTEXT | PING_LIKE, "1.0.0", "Returns the server's liveliness response.", ping)
         .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
         .args(&[a::string("message").optional()]),
     cmd("echo", 2, LOADING | STALE | FAST, "1.0.0", "Returns the given string.", echo)

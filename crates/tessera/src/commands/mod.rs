@@ -27,6 +27,7 @@ pub mod list;
 pub mod lolwut;
 pub mod meta;
 pub mod multi;
+pub mod persistence;
 pub mod pubsub;
 pub mod scripting;
 pub mod server;
@@ -103,6 +104,10 @@ pub mod flags {
     /// Internal: may delete expired keys anywhere (SCAN, RANDOMKEY): run
     /// directly, its deletions propagate one by one, not as a transaction.
     pub const TOUCHES_ARBITRARY_KEYS: u64 = 1 << 32;
+    /// Internal: refused like a write while persistence is failing
+    /// (MISCONF), though it writes nothing: PING, so that health checks
+    /// see the failure (as Redis does).
+    pub const PING_LIKE: u64 = 1 << 33;
 
     /// The flags COMMAND INFO shows, in its order.
     pub const NAMES: &[(u64, &str)] = &[
@@ -492,6 +497,7 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
         .chain(functions::COMMANDS)
         .chain(connection::COMMANDS)
         .chain(server::COMMANDS)
+        .chain(persistence::COMMANDS)
         .chain(lolwut::COMMANDS)
         .chain(cluster::COMMANDS)
 }

@@ -110,6 +110,7 @@ pub fn queue(client: &mut Client, out: &mut ReplyBuf, args: &[&[u8]]) {
         return;
     }
     client.multi.queued_denyoom |= spec.has(super::flags::DENYOOM);
+    client.multi.queued_write |= spec.has(super::flags::WRITE);
     client
         .multi
         .queued
@@ -131,6 +132,7 @@ fn multi(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     ctx.client.multi.active = true;
     ctx.client.multi.dirty_queue = false;
     ctx.client.multi.queued_denyoom = false;
+    ctx.client.multi.queued_write = false;
     ctx.client.info.multi_len.store(0, Relaxed);
     ctx.out.ok();
     Ok(())
@@ -141,6 +143,7 @@ pub fn discard_transaction(srv: &ServerState, client: &mut Client) {
     client.multi.active = false;
     client.multi.dirty_queue = false;
     client.multi.queued_denyoom = false;
+    client.multi.queued_write = false;
     client.multi.queued.clear();
     client.info.multi_len.store(-1, Relaxed);
     client.info.multi_mem.store(0, Relaxed);

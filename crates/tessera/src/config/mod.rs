@@ -1254,6 +1254,19 @@ fn parse_special(sp: Special, args: &[&[u8]], base_dir: &str) -> Result<Value, S
             Ok(Value::Dir(canon.to_string_lossy().into_owned()))
         }
         Special::Save => {
+            // As any multi-argument directive in Redis, one argument holding
+            // spaces is its words (`--save "3600 1"`).
+            let split: Vec<&[u8]>;
+            let list: &[&[u8]] = match list {
+                [one] if one.contains(&b' ') => {
+                    split = one
+                        .split(|&b| b == b' ')
+                        .filter(|w| !w.is_empty())
+                        .collect();
+                    &split
+                }
+                _ => list,
+            };
             if !list.len().is_multiple_of(2) {
                 return Err("Invalid save parameters".into());
             }

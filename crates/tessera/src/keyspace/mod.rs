@@ -435,8 +435,8 @@ impl Keyspace {
     /// at the instant.
     pub fn begin_snapshot(
         &self,
-        capture: Box<dyn Fn(usize, &Shard) + Send + Sync>,
-    ) -> Option<(std::sync::Arc<snapshot::Snapshot>, Vec<(usize, usize)>)> {
+        capture: snapshot::Capture,
+    ) -> Option<(std::sync::Arc<snapshot::Snapshot>, snapshot::DbSizes)> {
         let mut all = self.lock_all();
         let mut slot = self.snapshot.write();
         if slot.is_some() {

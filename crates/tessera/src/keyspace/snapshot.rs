@@ -18,17 +18,21 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::Shard;
 
+/// What a snapshot does with each shard, given its index (with the shard
+/// locked by the caller).
+pub type Capture = Box<dyn Fn(usize, &Shard) + Send + Sync>;
+
+/// Keys and keys with a TTL, per database, at the snapshot's instant.
+pub type DbSizes = Vec<(usize, usize)>;
+
 pub struct Snapshot {
     pending: Box<[AtomicBool]>,
     remaining: AtomicUsize,
-    capture: Box<dyn Fn(usize, &Shard) + Send + Sync>,
+    capture: Capture,
 }
 
 impl Snapshot {
-    pub(super) fn new(
-        shards: usize,
-        capture: Box<dyn Fn(usize, &Shard) + Send + Sync>,
-    ) -> Snapshot {
+    pub(super) fn new(shards: usize, capture: Capture) -> Snapshot {
         Snapshot {
             pending: (0..shards).map(|_| AtomicBool::new(true)).collect(),
             remaining: AtomicUsize::new(shards),

@@ -28,9 +28,11 @@ pub struct Status {
     /// Unix ms the running background save began (0 when none).
     pub bgsave_started_ms: AtomicI64,
     pub last_cow_bytes: AtomicU64,
-    /// Saves and rewrites started (INFO's total_forks: Tessera never
-    /// forks, tools read it as "background jobs started").
+    /// Saves started, foreground or not (INFO's rdb_saves).
     pub saves_started: AtomicU64,
+    /// Background saves and rewrites started (INFO's total_forks: Tessera
+    /// never forks, tools read it as "background jobs started").
+    pub background_jobs: AtomicU64,
     /// Unix ms of the last failed save attempt (save rules retry after
     /// five seconds, as Redis's CONFIG_BGSAVE_RETRY_DELAY).
     pub last_failure_ms: AtomicI64,
@@ -57,6 +59,7 @@ impl Default for Status {
             bgsave_started_ms: AtomicI64::new(0),
             last_cow_bytes: AtomicU64::new(0),
             saves_started: AtomicU64::new(0),
+            background_jobs: AtomicU64::new(0),
             last_failure_ms: AtomicI64::new(0),
             loading: AtomicBool::new(false),
             loading_started_s: AtomicI64::new(0),

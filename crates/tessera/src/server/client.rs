@@ -94,6 +94,8 @@ pub struct TxState {
     pub dirty_queue: bool,
     /// A queued command is one Redis refuses when out of memory (then so
     /// is the EXEC).
+    /// A queued command writes (EXEC is then refused on MISCONF).
+    pub queued_write: bool,
     pub queued_denyoom: bool,
     /// Set by any change to a watched key.
     pub watch_flag: crate::keyspace::WatchFlag,

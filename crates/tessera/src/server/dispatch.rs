@@ -205,6 +205,10 @@ enum Check {
     Busy,
     /// A monitor is a replica to Redis: no keyspace access.
     ReplicaKeyspace,
+    /// Writes (and PING) while the last background save failed (MISCONF).
+    DiskError,
+    /// Only LOADING commands while the dataset loads.
+    Loading,
 }
 
 /// A client's command, in `processCommand`'s order. The checks later
@@ -215,9 +219,11 @@ const CLIENT_CHECKS: &[Check] = &[
     Check::NoMulti,
     // ACL (NOPERM), then the cluster slot check (MOVED/ASK/CROSSSLOT).
     Check::Memory,
-    // MISCONF (failed save), NOREPLICAS (min-replicas), READONLY (replica).
+    Check::DiskError,
+    // NOREPLICAS (min-replicas), READONLY (replica).
     Check::PubSubContext,
-    // MASTERDOWN (stale replica), LOADING.
+    // MASTERDOWN (stale replica).
+    Check::Loading,
     Check::Busy,
     Check::ReplicaKeyspace,
 ];
@@ -227,7 +233,9 @@ const SCRIPT_CHECKS: &[Check] = &[
     Check::NoScript,
     // ACL (NOPERM).
     Check::ScriptWrite,
-    // READONLY (replica), MISCONF, NOREPLICAS.
+    // READONLY (replica).
+    Check::DiskError,
+    // NOREPLICAS.
     Check::Memory,
     // The cluster slot check.
 ];
@@ -370,6 +378,21 @@ fn check_one(
         Check::Busy => {
             if srv.keyspace.busy.load(Relaxed) && !cmd.has(flags::ALLOW_BUSY) {
                 return Err(super::script_host::busy_error(srv));
+            }
+        }
+        Check::DiskError => {
+            // (A client's EXEC is refused when its queue holds a write.)
+            let writes = cmd.has(flags::WRITE)
+                || (matches!(caller, Caller::Client)
+                    && (cmd.has(flags::PING_LIKE)
+                        || (cmd.has(flags::RUNS_QUEUED) && client.multi.queued_write)));
+            if writes && super::persist::writes_denied(srv) {
+                return Err(CmdError::Misconf);
+            }
+        }
+        Check::Loading => {
+            if !cmd.has(flags::LOADING) && srv.persistence.loading() {
+                return Err(CmdError::Loading);
             }
         }
         Check::ReplicaKeyspace => {

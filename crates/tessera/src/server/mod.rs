@@ -15,6 +15,7 @@ pub mod evict;
 pub mod lazyfree;
 pub mod memory;
 pub mod parked;
+pub mod persist;
 pub mod pubsub;
 pub mod script_host;
 pub mod socket;
@@ -56,7 +57,7 @@ impl ServerState {
                 .collect()
         };
         ServerState {
-            keyspace: Keyspace::new(config.databases()),
+            keyspace: Arc::new(Keyspace::new(config.databases())),
             clients: Default::default(),
             blocking: Default::default(),
             workers,
@@ -74,7 +75,7 @@ impl ServerState {
             monitors: Mutex::new(Vec::new()),
             monitor_count: AtomicUsize::new(0),
             shutdown: Notify::new(),
-            lastsave_s: AtomicI64::new(unix_ms() / 1000),
+            persistence: Default::default(),
             active_expire: AtomicBool::new(true),
             used_memory_cache: AtomicU64::new(0),
             used_memory_refreshed_us: AtomicI64::new(0),
@@ -165,8 +166,31 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
     drop(started_tx);
     while started_rx.recv().is_ok() {}
     srv.startup_memory.store(memory::allocated_bytes(), Relaxed);
-    if !listeners.is_empty() {
-        log::notice("Ready to accept connections");
+    // The dataset loads while clients connect: they get -LOADING until it
+    // is in (as from redis-server, which serves events while loading).
+    let ready_now = !persist::rdb_path(&srv).exists();
+    let tcp = !listeners.is_empty();
+    if ready_now {
+        if tcp {
+            log::notice("Ready to accept connections");
+        }
+    } else {
+        srv.persistence.loading.store(true, Relaxed);
+        let loader = srv.clone();
+        std::thread::Builder::new()
+            .name("tessera-load".into())
+            .spawn(move || match persist::load_at_startup(&loader) {
+                Ok(()) => {
+                    if tcp {
+                        log::notice("Ready to accept connections");
+                    }
+                }
+                Err(e) => {
+                    log::warning(&e);
+                    std::process::exit(1);
+                }
+            })
+            .map_err(|e| format!("cannot start the loader thread: {e}"))?;
     }
     if let Some(path) = srv.config.unixsocket().filter(|_| unix_listener.is_some()) {
         log::notice(&format!(
@@ -430,6 +454,7 @@ fn accept_loop(
         let _ = RELISTEN.set(relisten_tx);
         tokio::spawn(exit_on_signals(srv.clone()));
         tokio::spawn(sample_metrics(srv.clone()));
+        tokio::spawn(persist::save_rules_cron(srv.clone()));
         enum Event {
             Accepted(std::io::Result<tokio::net::TcpStream>),
             AcceptedUnix(std::io::Result<tokio::net::UnixStream>),
@@ -536,8 +561,10 @@ fn hand_over(
     next.wrapping_add(1)
 }
 
-/// SIGTERM and SIGINT end the process cleanly, as redis-server does when no
-/// persistence is configured.
+/// SIGTERM and SIGINT shut the server down as SHUTDOWN does, with the
+/// flags `shutdown-on-sigterm` / `shutdown-on-sigint` give ("default":
+/// save when save rules exist). A failed final save keeps the server
+/// running, as in Redis (unless `force`).
 async fn exit_on_signals(srv: Arc<ServerState>) {
     use tokio::signal::unix::{signal, SignalKind};
     let (Ok(mut term), Ok(mut int)) = (
@@ -546,12 +573,30 @@ async fn exit_on_signals(srv: Arc<ServerState>) {
     ) else {
         return;
     };
-    let name = tokio::select! {
-        _ = term.recv() => "SIGTERM",
-        _ = int.recv() => "SIGINT",
-    };
-    log::warning(&format!("Received {name} scheduling shutdown..."));
-    shutdown_now(&srv);
+    loop {
+        let (name, words) = tokio::select! {
+            _ = term.recv() => ("SIGTERM", srv.config.shutdown_on_sigterm()),
+            _ = int.recv() => ("SIGINT", srv.config.shutdown_on_sigint()),
+        };
+        log::warning(&format!("Received {name} scheduling shutdown..."));
+        let has = |w: &str| words.split_whitespace().any(|x| x == w);
+        if shutdown(&srv, has("save"), has("nosave"), has("force")).is_err() {
+            log::warning(
+                "Errors trying to shut down the server. Check the logs for more information.",
+            );
+        }
+    }
+}
+
+/// A shutdown: the final save (see [`persist::save_for_shutdown`]), then
+/// exit. Returns only when the save failed and `force` is not given.
+pub fn shutdown(srv: &ServerState, save: bool, nosave: bool, force: bool) -> Result<(), String> {
+    if let Err(e) = persist::save_for_shutdown(srv, save, nosave) {
+        if !force {
+            return Err(e);
+        }
+    }
+    shutdown_now(srv)
 }
 
 /// Feeds INFO's instantaneous_* metrics every 100 ms.

@@ -103,7 +103,7 @@ pub struct Pause {
 
 pub struct ServerState {
     pub config: Arc<Config>,
-    pub keyspace: Keyspace,
+    pub keyspace: std::sync::Arc<Keyspace>,
     pub clients: ClientRegistry,
     pub blocking: super::blocking::BlockingRegistry,
     /// Every worker's counters: the `worker_threads` regular workers, then
@@ -128,7 +128,8 @@ pub struct ServerState {
     pub monitors: Mutex<Vec<MonitorFeed>>,
     pub monitor_count: AtomicUsize,
     pub shutdown: Notify,
-    pub lastsave_s: AtomicI64,
+    /// Save and load state (INFO persistence, MISCONF, LASTSAVE).
+    pub persistence: std::sync::Arc<crate::persistence::Status>,
     pub active_expire: AtomicBool,
     /// Cached jemalloc `stats.allocated`, refreshed by [`ServerState::used_memory`].
     pub used_memory_cache: AtomicU64,

@@ -505,7 +505,7 @@ pub(super) fn role(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 pub(super) fn lastsave(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    ctx.out.int(ctx.srv.lastsave_s.load(Relaxed));
+    ctx.out.int(ctx.srv.persistence.lastsave_s.load(Relaxed));
     Ok(())
 }
 
@@ -535,13 +535,11 @@ pub(super) fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Err(CmdError::msg("ERR No shutdown in progress."));
     }
 
-    if save {
-        // Snapshots arrive with the persistence issue; refusing is honest.
-        log::warning("SHUTDOWN SAVE requested but this build has no RDB persistence");
-        return Err(CmdError::msg("ERR Errors trying to SHUTDOWN. Check logs."));
-    }
+    let _ = now; // (NOW skips waiting for replicas; there are none yet.)
     log::warning("User requested shutdown...");
-    crate::server::shutdown_now(ctx.srv)
+    crate::server::shutdown(ctx.srv, save, nosave, force)
+        .map_err(|_| CmdError::msg("ERR Errors trying to SHUTDOWN. Check logs."))?;
+    Ok(())
 }
 
 // ---------------------------------------------------------------- MONITOR

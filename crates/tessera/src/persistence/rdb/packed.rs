@@ -377,8 +377,7 @@ pub fn read_zipmap(zm: &[u8]) -> RdbResult<Vec<(Vec<u8>, Vec<u8>)>> {
             255 => Ok(None),
         }
     };
-    loop {
-        let Some(klen) = len_at(&mut p)? else { break };
+    while let Some(klen) = len_at(&mut p)? {
         let key = zm
             .get(p..p.checked_add(klen).ok_or(BAD)?)
             .ok_or(BAD)?

@@ -96,7 +96,9 @@ pub fn write_value(out: &mut Vec<u8>, v: &Value, opts: &SaveOptions) {
         }
         Value::ZSet(z) => {
             write_len(out, z.len() as u64);
-            for (m, score) in z.iter() {
+            // Highest score first, as Redis writes it (its loader then
+            // always inserts at the head).
+            for (m, score) in z.iter_from(z.len().saturating_sub(1), true) {
                 write_string(out, m, compress);
                 write_binary_double(out, score);
             }

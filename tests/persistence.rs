@@ -1,0 +1,841 @@
+//! Persistence: RDB files and DUMP payloads, both ways with redis-server 7.0 and checked by
+//! redis-check-rdb; SAVE, BGSAVE (a point in time while clients keep writing), save rules,
+//! saving at SHUTDOWN and SIGTERM, loading at start-up (with -LOADING meanwhile), MISCONF after
+//! a failed save, and refusals of corrupt files and payloads.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{bulk, error, fmt_frame, simple, Frame, RawClient, ServerKind, TestServer};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// A directory of the test's own, removed on drop.
+struct DataDir(PathBuf);
+
+impl DataDir {
+    fn new(tag: &str) -> DataDir {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join("tessera-tests").join(format!(
+            "persist-{tag}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).expect("create data dir");
+        DataDir(dir)
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+
+    fn arg(&self) -> String {
+        self.0.display().to_string()
+    }
+
+    fn rdb(&self) -> PathBuf {
+        self.0.join("dump.rdb")
+    }
+}
+
+impl Drop for DataDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+fn start(kind: ServerKind, dir: &DataDir, extra: &[&str]) -> TestServer {
+    let d = dir.arg();
+    let mut args = vec!["--dir", d.as_str()];
+    args.extend_from_slice(extra);
+    let s = TestServer::start_kind(kind, &args);
+    wait_loaded(&mut s.raw());
+    s
+}
+
+/// Waits until the server answers PING with PONG (not -LOADING).
+fn wait_loaded(c: &mut RawClient) {
+    assert!(
+        common::wait_until(Duration::from_secs(60), || c.call(&["PING"])
+            == simple("PONG")),
+        "server still loading after 60 s"
+    );
+}
+
+fn int(f: &Frame) -> i64 {
+    match f {
+        Frame::Integer(n) => *n,
+        other => panic!("expected an integer, got {}", fmt_frame(other)),
+    }
+}
+
+fn text(f: &Frame) -> String {
+    match f {
+        Frame::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
+        Frame::Simple(s) => String::from_utf8_lossy(s).into_owned(),
+        other => panic!("expected a string, got {}", fmt_frame(other)),
+    }
+}
+
+fn info_field(c: &mut RawClient, section: &str, field: &str) -> String {
+    let info = text(&c.call(&["INFO", section]));
+    info.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")).map(str::to_string))
+        .unwrap_or_else(|| panic!("INFO {section} has no {field}"))
+}
+
+fn strings(f: &Frame) -> Vec<String> {
+    match f {
+        Frame::Array(items) => items.iter().map(fmt_frame).collect(),
+        other => vec![fmt_frame(other)],
+    }
+}
+
+/// Every key of databases 0..3 with its type, encoding, contents and whether it has a TTL, in a
+/// form two servers can be compared by.
+fn describe(c: &mut RawClient) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for db in 0..3 {
+        assert_eq!(c.call(&["SELECT", &db.to_string()]), simple("OK"));
+        let keys = match c.call(&["KEYS", "*"]) {
+            Frame::Array(k) => k,
+            other => panic!("KEYS: {}", fmt_frame(&other)),
+        };
+        for k in keys {
+            let Frame::Bulk(key) = k else { panic!("key") };
+            let key = key.as_slice();
+            let ty = text(&c.call(&[b"TYPE".as_slice(), key]));
+            let enc = text(&c.call(&[b"OBJECT".as_slice(), b"ENCODING", key]));
+            let body: Vec<String> = match ty.as_str() {
+                "string" => vec![fmt_frame(&c.call(&[b"GET".as_slice(), key]))],
+                "list" => strings(&c.call(&[b"LRANGE".as_slice(), key, b"0", b"-1"])),
+                "set" => {
+                    let mut v = strings(&c.call(&[b"SMEMBERS".as_slice(), key]));
+                    v.sort();
+                    v
+                }
+                "hash" => {
+                    let flat = strings(&c.call(&[b"HGETALL".as_slice(), key]));
+                    let mut pairs: Vec<String> = flat.chunks(2).map(|p| p.join("=")).collect();
+                    pairs.sort();
+                    pairs
+                }
+                "zset" => {
+                    strings(&c.call(&[b"ZRANGE".as_slice(), key, b"0", b"-1", b"WITHSCORES"]))
+                }
+                "stream" => {
+                    let mut v = strings(&c.call(&[b"XRANGE".as_slice(), key, b"-", b"+"]));
+                    v.push(fmt_frame(&c.call(&[b"XINFO".as_slice(), b"GROUPS", key])));
+                    v
+                }
+                other => panic!("unexpected type {other}"),
+            };
+            let ttl = int(&c.call(&[b"PTTL".as_slice(), key])) > 0;
+            out.insert(
+                format!("{db}:{}", String::from_utf8_lossy(key)),
+                format!("{ty}/{enc}/ttl={ttl}: {}", body.join(" ")),
+            );
+        }
+    }
+    assert_eq!(c.call(&["SELECT", "0"]), simple("OK"));
+    out
+}
+
+fn member(rng: &mut StdRng) -> String {
+    match rng.gen_range(0..4) {
+        0 => rng.gen_range(-5000i64..5000).to_string(),
+        1 => rng.gen::<i64>().to_string(),
+        2 => format!("m{}", rng.gen_range(0..100_000)),
+        _ => "x".repeat(rng.gen_range(30..120)),
+    }
+}
+
+/// A seeded dataset of every type in each of its encodings, with TTLs, over three databases,
+/// and a function library.
+fn populate(c: &mut RawClient, seed: u64) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut cmds: Vec<Vec<String>> = Vec::new();
+    for db in 0..3 {
+        cmds.push(vec!["SELECT".into(), db.to_string()]);
+        for i in 0..40 {
+            let k = format!("k{db}:{i}");
+            let small = rng.gen_bool(0.5);
+            let n = if small {
+                rng.gen_range(1..10)
+            } else {
+                rng.gen_range(130..700)
+            };
+            match i % 7 {
+                0 => {
+                    let v = match rng.gen_range(0..3) {
+                        0 => rng.gen::<i64>().to_string(),
+                        1 => "v".repeat(rng.gen_range(0..40)),
+                        _ => "abc".repeat(rng.gen_range(10..2000)),
+                    };
+                    cmds.push(vec!["SET".into(), k.clone(), v]);
+                }
+                1 => {
+                    let mut c = vec!["RPUSH".into(), k.clone()];
+                    c.extend((0..n).map(|_| member(&mut rng)));
+                    cmds.push(c);
+                }
+                2 => {
+                    let mut c = vec!["SADD".into(), k.clone()];
+                    if rng.gen_bool(0.5) {
+                        c.extend((0..n).map(|j| (j * 3 - 50).to_string()));
+                    } else {
+                        c.extend((0..n).map(|_| member(&mut rng)));
+                    }
+                    cmds.push(c);
+                }
+                3 => {
+                    let mut c = vec!["HSET".into(), k.clone()];
+                    for j in 0..n {
+                        c.push(format!("f{j}"));
+                        c.push(member(&mut rng));
+                    }
+                    cmds.push(c);
+                }
+                4 => {
+                    let mut c = vec!["ZADD".into(), k.clone()];
+                    for j in 0..n {
+                        let score = match rng.gen_range(0..3) {
+                            0 => rng.gen_range(-100i64..100).to_string(),
+                            1 => format!("{}", rng.gen::<f64>() * 1e6),
+                            _ => "inf".into(),
+                        };
+                        c.push(score);
+                        c.push(format!("{}{j}", member(&mut rng)));
+                    }
+                    cmds.push(c);
+                }
+                5 => {
+                    for j in 1..=n.min(150) {
+                        let mut c =
+                            vec!["XADD".into(), k.clone(), format!("{}-{}", j / 3 + 1, j % 3)];
+                        for f in 0..rng.gen_range(1..4) {
+                            c.push(format!("field{f}"));
+                            c.push(member(&mut rng));
+                        }
+                        cmds.push(c);
+                    }
+                    if rng.gen_bool(0.5) {
+                        cmds.push(vec!["XDEL".into(), k.clone(), "1-1".into()]);
+                    }
+                    cmds.push(vec![
+                        "XGROUP".into(),
+                        "CREATE".into(),
+                        k.clone(),
+                        "g1".into(),
+                        "0".into(),
+                    ]);
+                    cmds.push(vec![
+                        "XREADGROUP".into(),
+                        "GROUP".into(),
+                        "g1".into(),
+                        "alice".into(),
+                        "COUNT".into(),
+                        "3".into(),
+                        "STREAMS".into(),
+                        k.clone(),
+                        ">".into(),
+                    ]);
+                }
+                _ => cmds.push(vec![
+                    "SET".into(),
+                    k.clone(),
+                    rng.gen_range(0..10_000).to_string(),
+                ]),
+            }
+            if rng.gen_bool(0.3) {
+                cmds.push(vec![
+                    "EXPIRE".into(),
+                    k,
+                    rng.gen_range(1000..100_000).to_string(),
+                ]);
+            }
+        }
+    }
+    cmds.push(vec!["SELECT".into(), "0".into()]);
+    cmds.push(vec![
+        "FUNCTION".into(),
+        "LOAD".into(),
+        "#!lua name=persisted\nredis.register_function('answer', function() return 42 end)".into(),
+    ]);
+    for reply in c.pipeline(&cmds) {
+        if let Frame::Error(e) = &reply {
+            panic!("populating: {}", String::from_utf8_lossy(e));
+        }
+    }
+}
+
+/// Runs a command that should exit by itself within 30 s (killed otherwise): its exit code
+/// (None when killed) and its output.
+fn run_to_exit(cmd: &mut Command, log: &Path) -> (Option<i32>, String) {
+    let out = fs::File::create(log).expect("create log");
+    let err = out.try_clone().expect("clone log");
+    let mut child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .expect("spawn");
+    let exited = common::wait_until(Duration::from_secs(30), || {
+        matches!(child.try_wait(), Ok(Some(_)))
+    });
+    if !exited {
+        let _ = child.kill();
+    }
+    let status = child.wait().ok().and_then(|s| s.code());
+    let text = fs::read_to_string(log).unwrap_or_default();
+    (if exited { status } else { None }, text)
+}
+
+fn check_rdb(path: &Path) {
+    let out = Command::new("redis-check-rdb")
+        .arg(path)
+        .output()
+        .expect("run redis-check-rdb (apt-get install redis-tools)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("RDB looks OK"),
+        "redis-check-rdb refused {}:\n{text}",
+        path.display()
+    );
+}
+
+// ---------------------------------------------------------------- RDB files
+
+#[test]
+fn tessera_rdb_loads_into_redis_and_passes_redis_check_rdb() {
+    let dir = DataDir::new("t2r");
+    let t = start(ServerKind::Tessera, &dir, &["--databases", "16"]);
+    let mut c = t.raw();
+    populate(&mut c, 1);
+    let before = describe(&mut c);
+    assert_eq!(c.call(&["SAVE"]), simple("OK"));
+    check_rdb(&dir.rdb());
+
+    let rdir = DataDir::new("t2r-redis");
+    fs::copy(dir.rdb(), rdir.rdb()).expect("copy dump");
+    let r = start(ServerKind::Redis, &rdir, &[]);
+    let mut rc = r.raw();
+    assert_eq!(describe(&mut rc), before);
+    assert_eq!(rc.call(&["FCALL", "answer", "0"]), Frame::Integer(42));
+}
+
+#[test]
+fn redis_rdb_loads_into_tessera() {
+    let rdir = DataDir::new("r2t-redis");
+    let r = start(ServerKind::Redis, &rdir, &[]);
+    let mut rc = r.raw();
+    populate(&mut rc, 2);
+    let before = describe(&mut rc);
+    assert_eq!(rc.call(&["SAVE"]), simple("OK"));
+
+    let dir = DataDir::new("r2t");
+    fs::copy(rdir.rdb(), dir.rdb()).expect("copy dump");
+    let t = start(ServerKind::Tessera, &dir, &[]);
+    let mut c = t.raw();
+    assert_eq!(describe(&mut c), before);
+    assert_eq!(c.call(&["FCALL", "answer", "0"]), Frame::Integer(42));
+    assert_eq!(
+        info_field(&mut c, "persistence", "rdb_last_load_keys_loaded"),
+        before.len().to_string()
+    );
+    // Saved again by Tessera, the data is still what Redis had.
+    assert_eq!(c.call(&["SAVE"]), simple("OK"));
+    check_rdb(&dir.rdb());
+    drop(t);
+    let t = start(ServerKind::Tessera, &dir, &[]);
+    assert_eq!(describe(&mut t.raw()), before);
+}
+
+#[test]
+fn uncompressed_and_unchecksummed_files_round_trip() {
+    let dir = DataDir::new("plain");
+    let t = start(
+        ServerKind::Tessera,
+        &dir,
+        &["--rdbcompression", "no", "--rdbchecksum", "no"],
+    );
+    let mut c = t.raw();
+    populate(&mut c, 3);
+    let before = describe(&mut c);
+    assert_eq!(c.call(&["SAVE"]), simple("OK"));
+    drop(t);
+    let rdir = DataDir::new("plain-redis");
+    fs::copy(dir.rdb(), rdir.rdb()).expect("copy");
+    let r = start(ServerKind::Redis, &rdir, &[]);
+    assert_eq!(describe(&mut r.raw()), before);
+    drop(r);
+    let t = start(ServerKind::Tessera, &dir, &[]);
+    assert_eq!(describe(&mut t.raw()), before);
+}
+
+#[test]
+fn expired_keys_are_not_loaded() {
+    let dir = DataDir::new("expired");
+    let t = start(ServerKind::Tessera, &dir, &[]);
+    let mut c = t.raw();
+    c.call(&["SET", "gone", "x", "PX", "300"]);
+    c.call(&["SET", "kept", "y"]);
+    assert_eq!(c.call(&["SAVE"]), simple("OK"));
+    drop(t);
+    std::thread::sleep(Duration::from_millis(400));
+    let t = start(ServerKind::Tessera, &dir, &[]);
+    let mut c = t.raw();
+    assert_eq!(c.call(&["DBSIZE"]), Frame::Integer(1));
+    assert_eq!(
+        info_field(&mut c, "persistence", "rdb_last_load_keys_expired"),
+        "1"
+    );
+}
+
+#[test]
+fn corrupt_or_truncated_files_refuse_to_start_with_a_log_line() {
+    let dir = DataDir::new("corrupt");
+    let t = start(ServerKind::Tessera, &dir, &[]);
+    let mut c = t.raw();
+    populate(&mut c, 4);
+    assert_eq!(c.call(&["SAVE"]), simple("OK"));
+    drop(t);
+    let good = fs::read(dir.rdb()).expect("read dump");
+    let mut rng = StdRng::seed_from_u64(5);
+    let mut cases: Vec<(String, Vec<u8>)> = vec![
+        ("truncated header".into(), good[..5].to_vec()),
+        ("truncated body".into(), good[..good.len() / 2].to_vec()),
+        ("no checksum".into(), good[..good.len() - 8].to_vec()),
+        ("foreign file".into(), b"PK\x03\x04 not an rdb".to_vec()),
+        (
+            "future version".into(),
+            [b"REDIS0011".as_slice(), &good[9..]].concat(),
+        ),
+    ];
+    for _ in 0..6 {
+        let mut bad = good.clone();
+        let at = rng.gen_range(9..bad.len() - 8);
+        bad[at] ^= 1 << rng.gen_range(0..8);
+        cases.push((format!("bit flipped at {at}"), bad));
+    }
+    for (what, bytes) in cases {
+        fs::write(dir.rdb(), &bytes).expect("write");
+        let (status, log) = run_to_exit(
+            Command::new(common::ServerKind::Tessera.binary())
+                .args(["--port", "0", "--unixsocket"])
+                .arg(dir.path().join("s.sock"))
+                .args(["--dir", &dir.arg(), "--save", ""]),
+            &dir.path().join("out.log"),
+        );
+        assert_eq!(
+            status,
+            Some(1),
+            "{what}: expected a clean refusal (exit 1):\n{log}"
+        );
+        assert!(
+            log.contains("# ") && !log.contains("panicked"),
+            "{what}: no clean log line:\n{log}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------- SAVE, BGSAVE, rules
+
+#[test]
+fn bgsave_is_one_point_in_time_while_clients_write() {
+    let dir = DataDir::new("pit");
+    let t = start(ServerKind::target(), &dir, &["--rdb-key-save-delay", "300"]);
+    let mut c = t.raw();
+    // Pairs of keys on different shards, always written together by MSET: a snapshot that is
+    // one instant holds equal values for each pair.
+    let pairs = 300;
+    let mut init = vec!["MSET".to_string()];
+    for i in 0..pairs {
+        init.extend([format!("a{i}"), "0".into(), format!("b{i}"), "0".into()]);
+    }
+    assert_eq!(c.call(&init), simple("OK"));
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers: Vec<_> = (0..2)
+        .map(|w| {
+            let stop = stop.clone();
+            let port = t.port();
+            std::thread::spawn(move || {
+                let mut c = RawClient::connect(port);
+                let mut rng = StdRng::seed_from_u64(w);
+                let mut n = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let i = rng.gen_range(0..pairs);
+                    n += 1;
+                    let v = format!("{w}-{n}");
+                    let reply = c.call(&["MSET", &format!("a{i}"), &v, &format!("b{i}"), &v]);
+                    assert_eq!(reply, simple("OK"));
+                }
+                n
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(c.call(&["BGSAVE"]), simple("Background saving started"));
+    assert_eq!(
+        c.call(&["BGSAVE"]),
+        error("ERR Background save already in progress")
+    );
+    assert_eq!(
+        info_field(&mut c, "persistence", "rdb_bgsave_in_progress"),
+        "1"
+    );
+    assert!(common::wait_until(Duration::from_secs(60), || {
+        info_field(&mut c, "persistence", "rdb_bgsave_in_progress") == "0"
+    }));
+    stop.store(true, Ordering::Relaxed);
+    let written: u64 = writers.into_iter().map(|w| w.join().expect("writer")).sum();
+    assert!(written > 0);
+    assert_eq!(
+        info_field(&mut c, "persistence", "rdb_last_bgsave_status"),
+        "ok"
+    );
+    assert_eq!(info_field(&mut c, "stats", "total_forks"), "1");
+    check_rdb(&dir.rdb());
+
+    let rdir = DataDir::new("pit-redis");
+    fs::copy(dir.rdb(), rdir.rdb()).expect("copy");
+    let r = start(ServerKind::Redis, &rdir, &[]);
+    let mut rc = r.raw();
+    for i in 0..pairs {
+        let a = rc.call(&["GET", &format!("a{i}")]);
+        let b = rc.call(&["GET", &format!("b{i}")]);
+        assert_eq!(a, b, "pair {i} torn in the snapshot");
+    }
+}
+
+#[test]
+fn save_rules_trigger_background_saves() {
+    let dir = DataDir::new("rules");
+    let t = start(ServerKind::Tessera, &dir, &["--save", "1 3"]);
+    let mut c = t.raw();
+    assert_eq!(
+        c.call(&["CONFIG", "GET", "save"]),
+        common::bulks(&["save", "1 3"])
+    );
+    let last = int(&c.call(&["LASTSAVE"]));
+    c.call(&["SET", "a", "1"]);
+    c.call(&["SET", "b", "2"]);
+    assert_eq!(
+        info_field(&mut c, "persistence", "rdb_changes_since_last_save"),
+        "2"
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(!dir.rdb().exists(), "saved below the rule's change count");
+    c.call(&["SET", "c", "3"]);
+    assert!(common::wait_until(Duration::from_secs(10), || dir
+        .rdb()
+        .exists()
+        && info_field(&mut c, "persistence", "rdb_bgsave_in_progress")
+            == "0"));
+    assert!(int(&c.call(&["LASTSAVE"])) >= last);
+    assert_eq!(
+        info_field(&mut c, "persistence", "rdb_changes_since_last_save"),
+        "0"
+    );
+    assert!(t
+        .log_tail(40)
+        .contains("Background saving terminated with success"));
+}
+
+#[test]
+fn shutdown_saves_when_rules_exist_and_nosave_skips() {
+    let dir = DataDir::new("shutdown");
+    let mut t = start(ServerKind::Tessera, &dir, &["--save", "3600 1"]);
+    let mut c = t.raw();
+    c.call(&["SET", "k", "v1"]);
+    c.send(&["SHUTDOWN"]);
+    assert!(t.wait_exit(Duration::from_secs(30)).is_some());
+    assert!(dir.rdb().exists());
+
+    let mut t = start(ServerKind::Tessera, &dir, &["--save", "3600 1"]);
+    let mut c = t.raw();
+    assert_eq!(c.call(&["GET", "k"]), bulk("v1"));
+    c.call(&["SET", "k", "v2"]);
+    c.send(&["SHUTDOWN", "NOSAVE"]);
+    assert!(t.wait_exit(Duration::from_secs(30)).is_some());
+
+    // SIGTERM saves as SHUTDOWN does.
+    let mut t = start(ServerKind::Tessera, &dir, &["--save", "3600 1"]);
+    let mut c = t.raw();
+    assert_eq!(c.call(&["GET", "k"]), bulk("v1"));
+    c.call(&["SET", "k", "v3"]);
+    t.stop();
+    drop(t);
+
+    // Without rules only SHUTDOWN SAVE saves.
+    let mut t = start(ServerKind::Tessera, &dir, &[]);
+    let mut c = t.raw();
+    assert_eq!(c.call(&["GET", "k"]), bulk("v3"));
+    c.call(&["SET", "k", "v4"]);
+    c.send(&["SHUTDOWN", "SAVE"]);
+    assert!(t.wait_exit(Duration::from_secs(30)).is_some());
+    let t = start(ServerKind::Tessera, &dir, &[]);
+    assert_eq!(t.raw().call(&["GET", "k"]), bulk("v4"));
+}
+
+#[test]
+fn a_failed_save_refuses_writes_with_misconf_until_a_save_succeeds() {
+    let dir = DataDir::new("misconf");
+    let t = start(ServerKind::target(), &dir, &["--save", "3600 1"]);
+    let mut c = t.raw();
+    c.call(&["SET", "k", "v"]);
+    // A directory where the file goes: the save is written but cannot be put in place.
+    let blocker = dir.rdb();
+    let block = || {
+        let _ = fs::remove_file(&blocker);
+        fs::create_dir_all(blocker.join("inside")).expect("mkdir");
+    };
+    let unblock = || {
+        fs::remove_dir_all(&blocker).expect("rmdir");
+    };
+    block();
+    assert_eq!(c.call(&["BGSAVE"]), simple("Background saving started"));
+    assert!(common::wait_until(Duration::from_secs(10), || {
+        info_field(&mut c, "persistence", "rdb_last_bgsave_status") == "err"
+    }));
+    let misconf = error("MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.");
+    assert_eq!(c.call(&["SET", "k", "w"]), misconf);
+    assert_eq!(c.call(&["PING"]), misconf);
+    assert_eq!(c.call(&["GET", "k"]), bulk("v"));
+    assert_eq!(c.call(&["MULTI"]), simple("OK"));
+    assert_eq!(c.call(&["GET", "k"]), simple("QUEUED"));
+    assert_eq!(c.call(&["EXEC"]), Frame::Array(vec![bulk("v")]));
+    // The way is clear again; the next save succeeds and writes are accepted again.
+    unblock();
+    assert_eq!(c.call(&["BGSAVE"]), simple("Background saving started"));
+    assert!(common::wait_until(Duration::from_secs(10), || {
+        info_field(&mut c, "persistence", "rdb_last_bgsave_status") == "ok"
+    }));
+    assert_eq!(c.call(&["SET", "k", "w"]), simple("OK"));
+    // With stop-writes-on-bgsave-error off, a failure does not refuse writes.
+    assert_eq!(
+        c.call(&["CONFIG", "SET", "stop-writes-on-bgsave-error", "no"]),
+        simple("OK")
+    );
+    block();
+    assert_eq!(c.call(&["SAVE"]), error("ERR"));
+    assert_eq!(c.call(&["SET", "k", "x"]), simple("OK"));
+    unblock();
+}
+
+#[test]
+fn clients_get_loading_while_the_dataset_loads() {
+    if common::target_is_redis() {
+        return; // key-load-delay timing differs; the reply is checked against Tessera only.
+    }
+    let dir = DataDir::new("loading");
+    let t = start(ServerKind::Tessera, &dir, &[]);
+    let mut c = t.raw();
+    let mut cmds = Vec::new();
+    for i in 0..2000 {
+        cmds.push(vec!["SET".to_string(), format!("k{i}"), "v".into()]);
+    }
+    c.pipeline(&cmds);
+    assert_eq!(c.call(&["SAVE"]), simple("OK"));
+    drop(t);
+    let d = dir.arg();
+    let t = TestServer::start_kind(
+        ServerKind::Tessera,
+        &["--dir", &d, "--key-load-delay", "1000"],
+    );
+    let mut c = t.raw();
+    assert_eq!(
+        c.call(&["GET", "k1"]),
+        error("LOADING Redis is loading the dataset in memory")
+    );
+    assert_eq!(info_field(&mut c, "persistence", "loading"), "1");
+    wait_loaded(&mut c);
+    assert_eq!(c.call(&["DBSIZE"]), Frame::Integer(2000));
+}
+
+// ---------------------------------------------------------------- DUMP and RESTORE
+
+#[test]
+fn dump_payloads_cross_between_tessera_and_redis() {
+    let t = TestServer::start();
+    let r = TestServer::redis();
+    let (mut tc, mut rc) = (t.raw(), r.raw());
+    populate(&mut rc, 6);
+    populate(&mut tc, 6);
+    let keys = match rc.call(&["KEYS", "*"]) {
+        Frame::Array(k) => k,
+        other => panic!("{}", fmt_frame(&other)),
+    };
+    for k in keys {
+        let Frame::Bulk(key) = k else { panic!() };
+        let key = key.as_slice();
+        let Frame::Bulk(from_redis) = rc.call(&[b"DUMP".as_slice(), key]) else {
+            panic!()
+        };
+        let Frame::Bulk(from_tessera) = tc.call(&[b"DUMP".as_slice(), key]) else {
+            panic!()
+        };
+        let copy = [b"copy:".as_slice(), key].concat();
+        assert_eq!(
+            tc.call(&[b"RESTORE".as_slice(), &copy, b"0", &from_redis]),
+            simple("OK")
+        );
+        assert_eq!(
+            rc.call(&[b"RESTORE".as_slice(), &copy, b"0", &from_tessera]),
+            simple("OK")
+        );
+    }
+    // Each side holds its own originals and the other's copies: all equal.
+    assert_eq!(describe(&mut tc), describe(&mut rc));
+}
+
+#[test]
+fn restore_options_and_errors_match_redis() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    c.call(&["RPUSH", "l", "a", "b"]);
+    let Frame::Bulk(p) = c.call(&["DUMP", "l"]) else {
+        panic!("DUMP")
+    };
+    let p = p.as_slice();
+    assert_eq!(c.call(&["DUMP", "nokey"]), Frame::NullBulk);
+    assert_eq!(
+        c.call(&[b"RESTORE".as_slice(), b"l", b"0", p]),
+        error("BUSYKEY Target key name already exists.")
+    );
+    assert_eq!(
+        c.call(&[b"RESTORE".as_slice(), b"n", b"-1", p]),
+        error("ERR Invalid TTL value, must be >= 0")
+    );
+    assert_eq!(
+        c.call(&[b"RESTORE".as_slice(), b"n", b"x", p]),
+        error("ERR value is not an integer or out of range")
+    );
+    assert_eq!(
+        c.call(&[b"RESTORE".as_slice(), b"n", b"0", p, b"IDLETIME", b"-1"]),
+        error("ERR Invalid IDLETIME value, must be >= 0")
+    );
+    assert_eq!(
+        c.call(&[b"RESTORE".as_slice(), b"n", b"0", p, b"FREQ", b"256"]),
+        error("ERR Invalid FREQ value, must be >= 0 and <= 255")
+    );
+    assert_eq!(
+        c.call(&[
+            b"RESTORE".as_slice(),
+            b"n",
+            b"0",
+            p,
+            b"IDLETIME",
+            b"1",
+            b"FREQ",
+            b"1"
+        ]),
+        error("ERR syntax error")
+    );
+    assert_eq!(
+        c.call(&[b"RESTORE".as_slice(), b"n", b"0", p, b"BOGUS"]),
+        error("ERR syntax error")
+    );
+    assert_eq!(
+        c.call(&[b"RESTORE".as_slice(), b"n", b"0", b"short"]),
+        error("ERR DUMP payload version or checksum are wrong")
+    );
+    assert_eq!(
+        c.call(&[
+            b"RESTORE".as_slice(),
+            b"l",
+            b"0",
+            p,
+            b"REPLACE",
+            b"IDLETIME",
+            b"100"
+        ]),
+        simple("OK")
+    );
+    let idle = int(&c.call(&["OBJECT", "IDLETIME", "l"]));
+    assert!((100..110).contains(&idle), "idle {idle}");
+    assert_eq!(
+        c.call(&[b"RESTORE".as_slice(), b"t", b"100000", p]),
+        simple("OK")
+    );
+    let ttl = int(&c.call(&["PTTL", "t"]));
+    assert!(ttl > 90_000 && ttl <= 100_000, "ttl {ttl}");
+    // An absolute time already past: nothing is created, an existing key is deleted.
+    assert_eq!(
+        c.call(&[b"RESTORE".as_slice(), b"t", b"1", p, b"ABSTTL", b"REPLACE"]),
+        simple("OK")
+    );
+    assert_eq!(c.call(&["EXISTS", "t"]), Frame::Integer(0));
+    // A payload with a good checksum and a bad body.
+    let mut body = vec![2u8, 0x80, 0xff, 0xff, 0xff, 0xff];
+    body.extend_from_slice(&10u16.to_le_bytes());
+    let crc = redis_crc64(&body);
+    body.extend_from_slice(&crc.to_le_bytes());
+    assert_eq!(
+        c.call(&[b"RESTORE".as_slice(), b"bad", b"0", &body]),
+        error("ERR Bad data format")
+    );
+}
+
+#[test]
+fn corrupted_restore_payloads_never_hurt_the_server() {
+    let mut s = TestServer::start();
+    let mut c = s.raw();
+    populate(&mut c, 7);
+    let keys = match c.call(&["KEYS", "*"]) {
+        Frame::Array(k) => k,
+        other => panic!("{}", fmt_frame(&other)),
+    };
+    let mut rng = StdRng::seed_from_u64(8);
+    for k in keys {
+        let Frame::Bulk(key) = k else { panic!() };
+        let Frame::Bulk(p) = c.call(&[b"DUMP".as_slice(), &key]) else {
+            panic!()
+        };
+        for _ in 0..20 {
+            let mut bad = p[..p.len() - 10].to_vec();
+            for _ in 0..rng.gen_range(1..4) {
+                let at = rng.gen_range(0..bad.len());
+                bad[at] ^= 1 << rng.gen_range(0..8);
+            }
+            if rng.gen_bool(0.3) {
+                bad.truncate(rng.gen_range(1..=bad.len()));
+            }
+            bad.extend_from_slice(&10u16.to_le_bytes());
+            let crc = redis_crc64(&bad);
+            bad.extend_from_slice(&crc.to_le_bytes());
+            let reply = c.call(&[b"RESTORE".as_slice(), b"fuzzed", b"0", &bad, b"REPLACE"]);
+            assert!(
+                reply == simple("OK") || reply == error("ERR Bad data format"),
+                "unexpected reply {}",
+                fmt_frame(&reply)
+            );
+        }
+    }
+    s.assert_healthy();
+}
+
+/// Redis's CRC-64 (Jones polynomial, reflected), bit by bit: slow and obviously right.
+fn redis_crc64(data: &[u8]) -> u64 {
+    const POLY: u64 = 0x95ac_9329_ac4b_c9b5;
+    let mut crc = 0u64;
+    for &b in data {
+        crc ^= b as u64;
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ POLY
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    crc
+}
