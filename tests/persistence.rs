@@ -839,3 +839,67 @@ fn redis_crc64(data: &[u8]) -> u64 {
     }
     crc
 }
+
+// ---------------------------------------------------------------- DEBUG DIGEST and RELOAD
+
+#[test]
+fn debug_digest_equals_redis_for_the_same_data() {
+    let t = TestServer::start_with(&["--enable-debug-command", "yes"]);
+    let r = TestServer::redis_with(&["--enable-debug-command", "yes"]);
+    let (mut tc, mut rc) = (t.raw(), r.raw());
+    assert_eq!(
+        tc.call(&["DEBUG", "DIGEST"]),
+        simple("0000000000000000000000000000000000000000")
+    );
+    populate(&mut tc, 9);
+    populate(&mut rc, 9);
+    assert_eq!(tc.call(&["DEBUG", "DIGEST"]), rc.call(&["DEBUG", "DIGEST"]));
+    let keys = [
+        "k0:0", "k0:1", "k0:2", "k0:3", "k0:4", "k0:5", "k0:6", "nokey",
+    ];
+    let mut args = vec!["DEBUG", "DIGEST-VALUE"];
+    args.extend(keys);
+    assert_eq!(tc.call(&args), rc.call(&args));
+    // Scores that print differently in every notation.
+    for c in [&mut tc, &mut rc] {
+        c.call(&[
+            "ZADD", "zs", "0.1", "a", "1e20", "b", "-2.5e-7", "c", "inf", "d",
+        ]);
+    }
+    assert_eq!(
+        tc.call(&["DEBUG", "DIGEST-VALUE", "zs"]),
+        rc.call(&["DEBUG", "DIGEST-VALUE", "zs"])
+    );
+    assert_eq!(tc.call(&["DEBUG", "DIGEST"]), rc.call(&["DEBUG", "DIGEST"]));
+}
+
+#[test]
+fn debug_reload_keeps_the_dataset() {
+    let dir = DataDir::new("reload");
+    let s = start(
+        ServerKind::target(),
+        &dir,
+        &["--enable-debug-command", "yes"],
+    );
+    let mut c = s.raw();
+    populate(&mut c, 10);
+    let digest = c.call(&["DEBUG", "DIGEST"]);
+    let before = describe(&mut c);
+    assert_eq!(c.call(&["DEBUG", "RELOAD"]), simple("OK"));
+    assert_eq!(c.call(&["DEBUG", "DIGEST"]), digest);
+    assert_eq!(describe(&mut c), before);
+    assert_eq!(c.call(&["FCALL", "answer", "0"]), Frame::Integer(42));
+    // NOFLUSH loads the file over the data still there: the libraries clash.
+    assert_eq!(
+        c.call(&["DEBUG", "RELOAD", "NOFLUSH"]),
+        error("ERR Error trying to load the RDB dump")
+    );
+    c.call(&["DEL", "k0:0"]);
+    assert_eq!(c.call(&["DEBUG", "RELOAD", "NOSAVE"]), simple("OK"));
+    assert_eq!(c.call(&["DEBUG", "DIGEST"]), digest);
+    assert_eq!(
+        c.call(&["DEBUG", "RELOAD", "MERGE", "NOFLUSH", "NOSAVE"]),
+        simple("OK")
+    );
+    assert_eq!(c.call(&["DEBUG", "DIGEST"]), digest);
+}

@@ -587,14 +587,18 @@ fn function_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     super::generic::help_lines(ctx, LINES)
 }
 
-/// Loads one library's code found in an RDB file (start-up, DEBUG RELOAD),
-/// replacing nothing: a name already loaded is an error, as in Redis.
-pub fn restore_library(srv: &crate::server::state::ServerState, code: &[u8]) -> Result<(), String> {
+/// Loads one library's code found in an RDB file (start-up, DEBUG RELOAD):
+/// a name already loaded is an error unless `replace`, as in Redis.
+pub fn restore_library(
+    srv: &crate::server::state::ServerState,
+    code: &[u8],
+    replace: bool,
+) -> Result<(), String> {
     let name = lib::parse_metadata(code)?;
     let (library, _) =
         crate::scripting::with_vm(&srv.scripts, |vm| lib::load(vm, &name, code, false))?
             .map_err(|e| String::from_utf8_lossy(&e).into_owned())?;
-    srv.scripts.libraries.lock().add(library, false)?;
+    srv.scripts.libraries.lock().add(library, replace)?;
     srv.scripts.generation.fetch_add(1, Relaxed);
     Ok(())
 }

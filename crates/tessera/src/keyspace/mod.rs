@@ -16,6 +16,7 @@
 //!
 //! Nothing here knows about connections or RESP; time is passed in.
 
+pub mod digest;
 pub mod effects;
 pub mod events;
 pub mod keymap;

@@ -262,7 +262,7 @@ pub struct LoadReport {
 /// meets again; restores the function libraries in it. `master_expiry`:
 /// keys already past their TTL are dropped (a master loading its own
 /// file), as Redis does.
-pub fn load_image(srv: &ServerState, data: &[u8]) -> Result<LoadReport, RdbError> {
+pub fn load_image(srv: &ServerState, data: &[u8], merge: bool) -> Result<LoadReport, RdbError> {
     let limits = load_limits(srv);
     let now_ms = unix_ms();
     let key_delay = srv.config.key_load_delay();
@@ -292,7 +292,7 @@ pub fn load_image(srv: &ServerState, data: &[u8]) -> Result<LoadReport, RdbError
                 }
                 let mut shard = srv.keyspace.lock_shard(shard_of(&k.key));
                 let table = &mut shard.dbs[k.db];
-                if table.peek(&k.key).is_some() {
+                if table.peek(&k.key).is_some() && !merge {
                     return Err(RdbError::DuplicateKey(
                         String::from_utf8_lossy(&k.key).into_owned(),
                         k.db,
@@ -341,7 +341,8 @@ pub fn load_image(srv: &ServerState, data: &[u8]) -> Result<LoadReport, RdbError
         log::warning("RDB file was saved with checksum disabled: no check performed.");
     }
     for code in functions {
-        crate::commands::functions::restore_library(srv, &code).map_err(RdbError::Function)?;
+        crate::commands::functions::restore_library(srv, &code, merge)
+            .map_err(RdbError::Function)?;
     }
     srv.persistence.loading_loaded_bytes.store(total, Relaxed);
     srv.persistence
@@ -367,7 +368,7 @@ pub fn load_at_startup(srv: &ServerState) -> Result<(), String> {
     let st = &srv.persistence;
     st.loading.store(true, Relaxed);
     st.loading_started_s.store(unix_ms() / 1000, Relaxed);
-    let result = load_image(srv, &data);
+    let result = load_image(srv, &data, false);
     st.loading.store(false, Relaxed);
     match result {
         Ok(report) => {
@@ -395,4 +396,35 @@ pub fn load_at_startup(srv: &ServerState) -> Result<(), String> {
             path.display()
         )),
     }
+}
+
+/// DEBUG RELOAD: save (unless `save` is false), empty the data and the
+/// function libraries (unless `flush` is false), and load the file back;
+/// `merge` lets loaded keys and libraries replace existing ones.
+pub fn debug_reload(srv: &ServerState, save: bool, flush: bool, merge: bool) -> Result<(), String> {
+    if save {
+        save_now(srv)?;
+    }
+    if flush {
+        {
+            let mut all = srv.keyspace.lock_all();
+            for shard in all.shards_mut() {
+                for table in shard.dbs.iter_mut() {
+                    drop(table.clear());
+                }
+            }
+        }
+        *srv.scripts.libraries.lock() = Default::default();
+        srv.scripts.generation.fetch_add(1, Relaxed);
+    }
+    let data = std::fs::read(rdb_path(srv)).map_err(|e| {
+        log::warning(&format!("Failed loading the RDB file: {e}"));
+        "ERR Error trying to load the RDB dump".to_string()
+    })?;
+    load_image(srv, &data, merge).map_err(|e| {
+        log::warning(&format!("Error loading the RDB file: {e}"));
+        "ERR Error trying to load the RDB dump".to_string()
+    })?;
+    log::notice("DB reloaded by DEBUG RELOAD");
+    Ok(())
 }

@@ -1,5 +1,6 @@
 //! DEBUG and its subcommands (Redis's `debug.c`).
 
+use crate::keyspace::digest;
 use std::sync::atomic::Ordering::Relaxed;
 
 use crate::commands::args::{eq_ic, int};
@@ -239,11 +240,51 @@ pub(super) fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return debug_protocol(ctx, args[2]);
     } else if eq_ic(sub, "effects") && (3..=4).contains(&args.len()) {
         return debug_effects(ctx, &args[2..]);
+    } else if eq_ic(sub, "digest") && args.len() == 2 {
+        let digest = dataset_digest(ctx);
+        ctx.out.simple(digest.as_bytes());
+    } else if eq_ic(sub, "digest-value") && args.len() >= 2 {
+        let db = ctx.client.db;
+        let mut digests = Vec::with_capacity(args.len() - 2);
+        for key in &args[2..] {
+            let mut locks = ctx.srv.keyspace.lock_key(key);
+            let table = &locks.shard_for(key).dbs[db];
+            let mut d = [0u8; 20];
+            if let Some(e) = table.peek(key) {
+                digest::value_digest(&mut d, &e.value, e.has_ttl());
+            }
+            digests.push(digest::hex(&d));
+        }
+        ctx.out.array(digests.len());
+        for d in digests {
+            ctx.out.simple(d.as_bytes());
+        }
+    } else if eq_ic(sub, "reload") {
+        let (mut merge, mut flush, mut save) = (false, true, true);
+        for opt in &args[2..] {
+            if eq_ic(opt, "merge") {
+                merge = true;
+            } else if eq_ic(opt, "noflush") {
+                flush = false;
+            } else if eq_ic(opt, "nosave") {
+                save = false;
+            } else {
+                return Err(CmdError::msg(
+                    "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.",
+                ));
+            }
+        }
+        crate::server::persist::debug_reload(ctx.srv, save, flush, merge).map_err(CmdError::msg)?;
+        ctx.out.ok();
     } else if eq_ic(sub, "help") {
         return help_reply(
             ctx,
             "DEBUG",
             &[
+                "DIGEST",
+                "    Output a hex signature representing the current DB content.",
+                "DIGEST-VALUE <key> [<key> ...]",
+                "    Output a hex signature of the values of all the specified keys.",
                 "OBJECT <key>",
                 "    Show low level info about the key and associated value.",
                 "POPULATE <count> [<prefix>] [<size>]",
@@ -258,6 +299,11 @@ pub(super) fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 "EFFECTS START [<limit-bytes>] | READ | STOP",
                 "    Tessera: capture the effects stream (what replicas would be sent), read",
                 "    and empty the capture (RESP bytes), or stop capturing.",
+                "RELOAD [option ...]",
+                "    Save the RDB on disk and reload it back to memory. Valid <option> values:",
+                "    * MERGE: Merge the content of the RDB with the current dataset.",
+                "    * NOFLUSH: Do not empty the dataset before loading the RDB.",
+                "    * NOSAVE: Do not save the RDB before loading it back.",
                 "SET-ACTIVE-EXPIRE <0|1>",
                 "    Setting it to 0 disables expiring keys in background when they are not accessed.",
                 "SLEEP <seconds>",
@@ -268,4 +314,38 @@ pub(super) fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Err(crate::commands::subcommand_syntax_error(args));
     }
     Ok(())
+}
+
+/// DEBUG DIGEST: per database (in order, those with keys), its number
+/// mixed into the running digest, then the SHA-1 of every key's digest
+/// XORed in (the
+/// keys' order does not matter, so shards are visited as they come).
+fn dataset_digest(ctx: &Ctx) -> String {
+    let ndbs = ctx.srv.keyspace.num_dbs();
+    let mut per_db = vec![([0u8; 20], 0usize); ndbs];
+    {
+        let mut all = ctx.srv.keyspace.lock_all();
+        for shard in all.shards_mut() {
+            for (db, table) in shard.dbs.iter().enumerate() {
+                for (key, e) in table.iter() {
+                    let kd = digest::key_digest(key, &e.value, e.has_ttl());
+                    let acc = &mut per_db[db];
+                    // (Folded in as its own SHA-1, as Redis's xorDigest does.)
+                    digest::xor(&mut acc.0, &kd);
+                    acc.1 += 1;
+                }
+            }
+        }
+    }
+    let mut fin = [0u8; 20];
+    for (db, (acc, keys)) in per_db.iter().enumerate() {
+        if *keys == 0 {
+            continue;
+        }
+        digest::mix(&mut fin, &(db as u32).to_be_bytes());
+        for (a, b) in fin.iter_mut().zip(acc) {
+            *a ^= b;
+        }
+    }
+    digest::hex(&fin)
 }
