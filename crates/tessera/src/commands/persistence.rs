@@ -75,7 +75,46 @@ pub static COMMANDS: &[CommandSpec] = &[
         a::integer("seconds").token("IDLETIME").since("5.0.0").optional(),
         a::integer("frequency").token("FREQ").since("5.0.0").optional(),
     ]),
+    CommandSpec::new(
+        "bgrewriteaof",
+        1,
+        ADMIN | NOSCRIPT | NO_ASYNC_LOADING,
+        "server",
+        "1.0.0",
+        "Asynchronously rewrites the append-only file to disk.",
+        bgrewriteaof,
+    )
+    .acl(acl::ADMIN | acl::DANGEROUS)
+    .complexity("O(1)"),
 ];
+
+fn bgrewriteaof(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let st = &ctx.srv.persistence;
+    if st
+        .aof_rewrite_in_progress
+        .load(std::sync::atomic::Ordering::Relaxed)
+    {
+        return Err(CmdError::msg(
+            "ERR Background append only file rewriting already in progress",
+        ));
+    }
+    // A snapshot is running (a BGSAVE): the rewrite starts after it.
+    if st
+        .bgsave_in_progress
+        .load(std::sync::atomic::Ordering::Relaxed)
+        || ctx.client.multi.in_exec
+    {
+        st.aof_rewrite_scheduled
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        ctx.out
+            .simple(b"Background append only file rewriting scheduled");
+        return Ok(());
+    }
+    persist::bgrewriteaof(ctx.srv, false).map_err(CmdError::msg)?;
+    ctx.out
+        .simple(b"Background append only file rewriting started");
+    Ok(())
+}
 
 fn save(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     persist::save_now(ctx.srv).map_err(CmdError::msg)?;
@@ -84,9 +123,7 @@ fn save(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 fn bgsave(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
-    // SCHEDULE matters only while another background job runs (Redis's
-    // AOF rewrite child); with none, the save starts now either way.
-    let _schedule = match args.len() {
+    let schedule = match args.len() {
         1 => false,
         2 if eq_ic(args[1], "schedule") => true,
         _ => return Err(CmdError::Syntax),
@@ -100,7 +137,15 @@ fn bgsave(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     {
         return Err(CmdError::msg("ERR Background save already in progress"));
     }
-    if ctx.client.multi.in_exec {
+    // While an AOF rewrite runs (one snapshot at a time), or inside a
+    // transaction, the save can only be scheduled.
+    let busy = st
+        .aof_rewrite_in_progress
+        .load(std::sync::atomic::Ordering::Relaxed);
+    if busy && !schedule && !ctx.client.multi.in_exec {
+        return Err(CmdError::msg("ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible."));
+    }
+    if busy || ctx.client.multi.in_exec {
         st.bgsave_scheduled
             .store(true, std::sync::atomic::Ordering::Relaxed);
         ctx.out.simple(b"Background saving scheduled");

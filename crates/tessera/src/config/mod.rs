@@ -349,6 +349,14 @@ const RDBCOMPRESSION: usize = idx("rdbcompression");
 const RDBCHECKSUM: usize = idx("rdbchecksum");
 const STOP_WRITES_ON_BGSAVE_ERROR: usize = idx("stop-writes-on-bgsave-error");
 const RDB_KEY_SAVE_DELAY: usize = idx("rdb-key-save-delay");
+const APPENDFILENAME: usize = idx("appendfilename");
+const APPENDDIRNAME: usize = idx("appenddirname");
+const APPENDFSYNC: usize = idx("appendfsync");
+const AOF_LOAD_TRUNCATED: usize = idx("aof-load-truncated");
+const AOF_USE_RDB_PREAMBLE: usize = idx("aof-use-rdb-preamble");
+const AOF_TIMESTAMP_ENABLED: usize = idx("aof-timestamp-enabled");
+const AUTO_AOF_REWRITE_PERCENTAGE: usize = idx("auto-aof-rewrite-percentage");
+const AUTO_AOF_REWRITE_MIN_SIZE: usize = idx("auto-aof-rewrite-min-size");
 const KEY_LOAD_DELAY: usize = idx("key-load-delay");
 const RDB_DEL_SYNC_FILES: usize = idx("rdb-del-sync-files");
 const RDB_SAVE_INCREMENTAL_FSYNC: usize = idx("rdb-save-incremental-fsync");
@@ -1067,6 +1075,35 @@ impl Config {
     pub fn rdbchecksum(&self) -> bool {
         self.num(RDBCHECKSUM) != 0
     }
+    pub fn appendfilename(&self) -> String {
+        self.str_val(APPENDFILENAME)
+            .map(|v| lossy(&v))
+            .unwrap_or_default()
+    }
+    pub fn appenddirname(&self) -> String {
+        self.str_val(APPENDDIRNAME)
+            .map(|v| lossy(&v))
+            .unwrap_or_default()
+    }
+    /// `appendfsync`: "always", "everysec" or "no".
+    pub fn appendfsync(&self) -> String {
+        render_enum(&TABLE[APPENDFSYNC], self.num(APPENDFSYNC))
+    }
+    pub fn aof_load_truncated(&self) -> bool {
+        self.num(AOF_LOAD_TRUNCATED) != 0
+    }
+    pub fn aof_use_rdb_preamble(&self) -> bool {
+        self.num(AOF_USE_RDB_PREAMBLE) != 0
+    }
+    pub fn aof_timestamp_enabled(&self) -> bool {
+        self.num(AOF_TIMESTAMP_ENABLED) != 0
+    }
+    pub fn auto_aof_rewrite_percentage(&self) -> i64 {
+        self.num(AUTO_AOF_REWRITE_PERCENTAGE)
+    }
+    pub fn auto_aof_rewrite_min_size(&self) -> i64 {
+        self.num(AUTO_AOF_REWRITE_MIN_SIZE)
+    }
     /// Test-only: microseconds a save sleeps per key written.
     pub fn rdb_key_save_delay(&self) -> i64 {
         self.num(RDB_KEY_SAVE_DELAY)
@@ -1084,7 +1121,6 @@ impl Config {
     pub fn stop_writes_on_bgsave_error(&self) -> bool {
         self.num(STOP_WRITES_ON_BGSAVE_ERROR) != 0
     }
-    /// Always false for now (`appendonly yes` is refused).
     pub fn appendonly(&self) -> bool {
         self.num(APPENDONLY) != 0
     }

@@ -313,13 +313,6 @@ fn check_daemonize(v: i64) -> Result<(), String> {
     Ok(())
 }
 
-fn check_appendonly(v: i64) -> Result<(), String> {
-    if v != 0 {
-        return Err(not_yet("appendonly yes (AOF persistence)"));
-    }
-    Ok(())
-}
-
 fn check_cluster_enabled(v: i64) -> Result<(), String> {
     if v != 0 {
         return Err(not_yet("cluster-enabled yes (cluster mode)"));
@@ -498,7 +491,7 @@ pub(crate) const TABLE: &[Def] = &[
     b("activedefrag", MOD, false).check(Check::Int(check_activedefrag)),
     b("syslog-enabled", IMM, false),
     b("cluster-enabled", IMM, false).check(Check::Int(check_cluster_enabled)),
-    b("appendonly", MOD | DENY_LOADING, false).check(Check::Int(check_appendonly)),
+    b("appendonly", MOD | DENY_LOADING, false),
     b("cluster-allow-reads-when-down", MOD, false),
     b("cluster-allow-pubsubshard-when-down", MOD, true),
     b("crash-log-enabled", MOD, true),

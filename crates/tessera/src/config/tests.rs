@@ -455,10 +455,6 @@ fn unsupported_values_are_refused_at_startup() {
             "daemonize yes is not supported by Tessera yet",
         ),
         (
-            "appendonly yes\n",
-            "appendonly yes (AOF persistence) is not supported by Tessera yet",
-        ),
-        (
             "cluster-enabled yes\n",
             "cluster-enabled yes (cluster mode) is not supported by Tessera yet",
         ),
@@ -881,13 +877,6 @@ fn set_error_strings() {
     assert_eq!(
         set(&c, &[("io-threads", "2")]),
         Err(set_err("io-threads", "can't set immutable config"))
-    );
-    assert_eq!(
-        set(&c, &[("appendonly", "yes")]),
-        Err(set_err(
-            "appendonly",
-            "appendonly yes (AOF persistence) is not supported by Tessera yet"
-        ))
     );
     assert_eq!(
         set(&c, &[("tls-port", "6380")]),

@@ -22,6 +22,13 @@ use parking_lot::Mutex;
 use crate::keyspace::effects;
 pub use crate::keyspace::effects::{target, Op, Unit};
 
+/// A consumer of the stream (the AOF writer; the replication backlog
+/// later): fed every unit with ops, in number order, under the journal's
+/// lock, so it should only copy what it needs and return.
+pub trait Consumer: Send + Sync {
+    fn feed(&self, unit: &Unit);
+}
+
 struct State {
     /// The next number to feed; units below it are stale (recorded before
     /// the stream had consumers) and dropped.
@@ -29,6 +36,7 @@ struct State {
     /// Units that arrived ahead of a missing number.
     waiting: BTreeMap<u64, Unit>,
     capture: Option<Capture>,
+    consumers: Vec<std::sync::Arc<dyn Consumer>>,
 }
 
 /// The merge point of the effects stream (one per server).
@@ -49,26 +57,33 @@ impl Journal {
                 next: 1,
                 waiting: BTreeMap::new(),
                 capture: None,
+                consumers: Vec::new(),
             }),
         }
     }
 
     /// Takes the units this thread closed and feeds what is now in order.
-    /// `atomic`: see [`effects::take_units`].
+    /// `atomic`: see [`effects::take_units`]. Returns the highest number
+    /// among them that carries ops (0: none): what a durable reply waits
+    /// for.
     #[inline]
-    pub fn publish_pending(&self, atomic: bool) {
+    pub fn publish_pending(&self, atomic: bool) -> u64 {
         // (Nothing is recorded while nothing consumes; what was recorded
         // before a consumer left is published later with numbers the
         // journal has passed, and dropped.)
         if !effects::enabled() || !effects::pending() {
-            return;
+            return 0;
         }
-        self.publish(effects::take_units(atomic));
+        self.publish(effects::take_units(atomic))
     }
 
-    fn publish(&self, units: Vec<Unit>) {
+    fn publish(&self, units: Vec<Unit>) -> u64 {
         let mut st = self.state.lock();
+        let mut last = 0;
         for unit in units {
+            if !unit.ops.is_empty() {
+                last = last.max(unit.seq);
+            }
             if unit.seq >= st.next {
                 st.waiting.insert(unit.seq, unit);
             }
@@ -85,7 +100,29 @@ impl Journal {
             if let Some(c) = st.capture.as_mut() {
                 c.feed(&unit);
             }
+            for c in &st.consumers {
+                c.feed(&unit);
+            }
         }
+        last
+    }
+
+    /// Attaches a consumer; `at_instant` runs under the journal's lock
+    /// with the first number the consumer will be fed, so a caller can tie
+    /// it to a snapshot taken at that number.
+    pub fn attach(&self, consumer: std::sync::Arc<dyn Consumer>) -> u64 {
+        let mut st = self.state.lock();
+        st.consumers.push(consumer);
+        self.update_enabled(&mut st);
+        st.next
+    }
+
+    /// Detaches a consumer (by identity).
+    pub fn detach(&self, consumer: &std::sync::Arc<dyn Consumer>) {
+        let mut st = self.state.lock();
+        st.consumers
+            .retain(|c| !std::sync::Arc::ptr_eq(c, consumer));
+        self.update_enabled(&mut st);
     }
 
     /// Starts capturing the stream for `DEBUG EFFECTS` (a test consumer),
@@ -115,7 +152,7 @@ impl Journal {
     }
 
     fn update_enabled(&self, st: &mut State) {
-        let want = st.capture.is_some();
+        let want = st.capture.is_some() || !st.consumers.is_empty();
         if want == effects::enabled() {
             return;
         }

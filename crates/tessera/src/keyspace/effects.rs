@@ -72,6 +72,12 @@ fn register_dirty_counter() -> std::sync::Arc<DirtyCounter> {
     c
 }
 
+/// The number the next unit will get (a snapshot taken under every
+/// shard lock splits the stream there).
+pub fn next_seq() -> u64 {
+    NEXT_SEQ.load(Ordering::SeqCst)
+}
+
 /// Every change made by every thread since the process started (the save
 /// rules and INFO's rdb_changes_since_last_save count from it).
 pub fn total_dirty() -> u64 {

@@ -433,10 +433,15 @@ impl Keyspace {
     /// exactly once, by whichever thread locks it first, before anything
     /// changes it. Refused (None) while another snapshot runs.
     /// With the snapshot come each database's key and volatile-key counts
-    /// at the instant.
+    /// at the instant. `at_instant` runs at the instant, under every lock,
+    /// with the number of the first effects unit after it: whoever follows
+    /// the stream from the snapshot on (an AOF rewrite's new file, a
+    /// replica) switches there, so that no unit is both in the snapshot
+    /// and after it, or in neither.
     pub fn begin_snapshot(
         &self,
         capture: snapshot::Capture,
+        at_instant: &mut dyn FnMut(u64),
     ) -> Option<(std::sync::Arc<snapshot::Snapshot>, snapshot::DbSizes)> {
         let mut all = self.lock_all();
         let mut slot = self.snapshot.write();
@@ -453,6 +458,7 @@ impl Keyspace {
         let snap = std::sync::Arc::new(snapshot::Snapshot::new(NUM_SHARDS, capture));
         *slot = Some(snap.clone());
         self.snapshot_active.store(true, Relaxed);
+        at_instant(effects::next_seq());
         drop(slot);
         drop(all);
         Some((snap, sizes))

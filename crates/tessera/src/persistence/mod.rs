@@ -7,6 +7,7 @@
 //! server layer decides when to save (SAVE, BGSAVE, save rules, SHUTDOWN)
 //! and keeps the counters INFO persistence reports in [`Status`].
 
+pub mod aof;
 pub mod rdb;
 pub mod save;
 
@@ -44,6 +45,17 @@ pub struct Status {
     pub last_load_keys_expired: AtomicU64,
     /// Whether a shutdown or SAVE asked the running save to stop.
     pub abort_requested: AtomicBool,
+    /// The AOF is on (its writer runs and the stream feeds it).
+    pub aof_enabled: AtomicBool,
+    /// Replies wait for their writes to be fsynced (`appendfsync always`).
+    pub aof_waits: AtomicBool,
+    pub aof_rewrite_in_progress: AtomicBool,
+    pub aof_rewrite_scheduled: AtomicBool,
+    pub aof_last_rewrite_ok: AtomicBool,
+    pub aof_last_rewrite_time_s: AtomicI64,
+    pub aof_rewrite_started_ms: AtomicI64,
+    pub aof_rewrites: AtomicU64,
+    pub aof_last_cow_bytes: AtomicU64,
 }
 
 impl Default for Status {
@@ -68,6 +80,15 @@ impl Default for Status {
             last_load_keys_loaded: AtomicU64::new(0),
             last_load_keys_expired: AtomicU64::new(0),
             abort_requested: AtomicBool::new(false),
+            aof_enabled: AtomicBool::new(false),
+            aof_waits: AtomicBool::new(false),
+            aof_rewrite_in_progress: AtomicBool::new(false),
+            aof_rewrite_scheduled: AtomicBool::new(false),
+            aof_last_rewrite_ok: AtomicBool::new(true),
+            aof_last_rewrite_time_s: AtomicI64::new(-1),
+            aof_rewrite_started_ms: AtomicI64::new(0),
+            aof_rewrites: AtomicU64::new(0),
+            aof_last_cow_bytes: AtomicU64::new(0),
         }
     }
 }

@@ -38,6 +38,10 @@ pub struct SaveJob {
     pub incremental_fsync: bool,
 }
 
+/// Runs at the snapshot's instant with the first effects unit number
+/// after it (see `Keyspace::begin_snapshot`).
+pub type AtInstant<'a> = &'a mut dyn FnMut(u64);
+
 /// How keys' access times are recorded (by maxmemory-policy).
 #[derive(Clone, Copy, Debug)]
 pub enum AccessMode {
@@ -118,6 +122,11 @@ fn capture_shard(shard: &Shard, opts: &SaveOptions, access: AccessMode) -> Shard
 
 /// Fixes the snapshot's instant. Fails when another snapshot is running.
 pub fn begin(job: SaveJob) -> Result<Running, String> {
+    begin_at(job, &mut |_| {})
+}
+
+/// [`begin`], telling `at_instant` where the stream splits.
+pub fn begin_at(job: SaveJob, at_instant: AtInstant) -> Result<Running, String> {
     let captures = Arc::new(Captures {
         slots: Mutex::new((0..NUM_SHARDS).map(|_| None).collect()),
         held_bytes: AtomicU64::new(0),
@@ -135,7 +144,7 @@ pub fn begin(job: SaveJob) -> Result<Running, String> {
     let started_ms = super::unix_ms();
     let (snapshot, sizes) = job
         .keyspace
-        .begin_snapshot(capture)
+        .begin_snapshot(capture, at_instant)
         .ok_or_else(|| "Background save already in progress".to_string())?;
     Ok(Running {
         job,

@@ -28,6 +28,13 @@ pub enum ReplyMode {
 
 /// State only the connection's own task touches.
 pub struct Client {
+    /// The AOF loader's client: commands run without the admission
+    /// checks (they were admitted when first written), as Redis's fake
+    /// AOF client runs them.
+    pub replaying: bool,
+    /// The highest effects unit this client's commands produced that its
+    /// replies must wait to see on disk (`appendfsync always`); 0: none.
+    pub awaits_durable: u64,
     pub id: u64,
     pub db: usize,
     pub authenticated: bool,
@@ -129,6 +136,8 @@ impl Client {
             rerunning: false,
             done_waiting: false,
             others_seen: Vec::new(),
+            replaying: false,
+            awaits_durable: 0,
             worker,
             monitoring: false,
             block: None,

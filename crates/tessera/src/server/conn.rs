@@ -402,6 +402,17 @@ async fn flush<S: ClientSocket>(
     if out.buf.is_empty() {
         return Ok(false);
     }
+    // `appendfsync always`: a write is acknowledged once it is on disk.
+    // The wait is a future, so this worker's other clients run meanwhile,
+    // and every write that reaches the AOF during one fsync shares it.
+    if client.awaits_durable != 0 && srv.persistence.aof_waits.load(Relaxed) {
+        let aof = srv.aof.lock().clone();
+        if let Some(aof) = aof {
+            if aof.durable_seq() < client.awaits_durable {
+                aof.wait_durable(client.awaits_durable).await;
+            }
+        }
+    }
     let mut written = 0;
     let mut spilled = false;
     let mut input_open = true;

@@ -96,7 +96,12 @@ fn execute_command(
     client.info.last_cmd.store(id, Relaxed);
     let stats = &client.worker.commands[id];
 
-    if let Err(e) = admit(srv, client, id, cmd, Caller::Client, out.resp3()) {
+    let admitted = if client.replaying {
+        Ok(())
+    } else {
+        admit(srv, client, id, cmd, Caller::Client, out.resp3())
+    };
+    if let Err(e) = admitted {
         stats.rejected.add(1);
         reject(srv, client, out, &e, cmd.has(flags::RUNS_QUEUED));
         finish_reply_mode(client, out, mark);
@@ -140,8 +145,10 @@ fn execute_command(
     // Events and ready keys queued on this thread while a busy script runs
     // here are the script's, to be delivered when it ends.
     if !super::parked::pumping() {
-        srv.journal
+        let unit = srv
+            .journal
             .publish_pending(!cmd.has(flags::TOUCHES_ARBITRARY_KEYS));
+        client.awaits_durable = client.awaits_durable.max(unit);
         deliver_events(srv, client, out, mark);
         signal_ready_keys(srv, Some(client));
     }
@@ -386,8 +393,10 @@ fn check_one(
                 || (matches!(caller, Caller::Client)
                     && (cmd.has(flags::PING_LIKE)
                         || (cmd.has(flags::RUNS_QUEUED) && client.multi.queued_write)));
-            if writes && super::persist::writes_denied(srv) {
-                return Err(CmdError::Misconf);
+            if writes {
+                if let Some(e) = super::persist::writes_denied(srv) {
+                    return Err(e);
+                }
             }
         }
         Check::Loading => {

@@ -76,6 +76,7 @@ impl ServerState {
             monitor_count: AtomicUsize::new(0),
             shutdown: Notify::new(),
             persistence: Default::default(),
+            aof: Mutex::new(None),
             active_expire: AtomicBool::new(true),
             used_memory_cache: AtomicU64::new(0),
             used_memory_refreshed_us: AtomicI64::new(0),
@@ -168,7 +169,8 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
     srv.startup_memory.store(memory::allocated_bytes(), Relaxed);
     // The dataset loads while clients connect: they get -LOADING until it
     // is in (as from redis-server, which serves events while loading).
-    let ready_now = !persist::rdb_path(&srv).exists();
+    let aof_on = srv.config.appendonly();
+    let ready_now = !aof_on && !persist::rdb_path(&srv).exists();
     let tcp = !listeners.is_empty();
     if ready_now {
         if tcp {
@@ -179,15 +181,23 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
         let loader = srv.clone();
         std::thread::Builder::new()
             .name("tessera-load".into())
-            .spawn(move || match persist::load_at_startup(&loader) {
-                Ok(()) => {
-                    if tcp {
-                        log::notice("Ready to accept connections");
+            .spawn(move || {
+                match if aof_on {
+                    persist::open_aof_at_startup(&loader).map(|()| {
+                        loader.persistence.loading.store(false, Relaxed);
+                    })
+                } else {
+                    persist::load_at_startup(&loader)
+                } {
+                    Ok(()) => {
+                        if tcp {
+                            log::notice("Ready to accept connections");
+                        }
                     }
-                }
-                Err(e) => {
-                    log::warning(&e);
-                    std::process::exit(1);
+                    Err(e) => {
+                        log::warning(&e);
+                        std::process::exit(1);
+                    }
                 }
             })
             .map_err(|e| format!("cannot start the loader thread: {e}"))?;
@@ -615,6 +625,7 @@ async fn sample_metrics(srv: Arc<ServerState>) {
 
 /// Final steps of any shutdown: remove the pid file and exit.
 pub fn shutdown_now(srv: &ServerState) -> ! {
+    persist::flush_aof_for_shutdown(srv);
     if let Some(pidfile) = srv.config.pidfile() {
         let _ = std::fs::remove_file(pidfile);
     }

@@ -185,11 +185,24 @@ pub fn wait_for_bgsave(srv: &ServerState) {
 }
 
 /// MISCONF: the last background save failed, save rules exist and
-/// stop-writes-on-bgsave-error is on.
-pub fn writes_denied(srv: &ServerState) -> bool {
-    !srv.persistence.last_bgsave_ok.load(Relaxed)
+/// stop-writes-on-bgsave-error is on; or the AOF cannot be written.
+pub fn writes_denied(srv: &ServerState) -> Option<crate::commands::CmdError> {
+    if !srv.persistence.last_bgsave_ok.load(Relaxed)
         && srv.config.stop_writes_on_bgsave_error()
         && !srv.config.save_params().is_empty()
+    {
+        return Some(crate::commands::CmdError::Misconf);
+    }
+    if srv.persistence.aof_enabled.load(Relaxed) {
+        let aof = srv.aof.lock().clone();
+        if let Some(aof) = aof.filter(|a| a.write_failed.load(Relaxed)) {
+            return Some(crate::commands::CmdError::msg(format!(
+                "MISCONF Errors writing to the AOF file: {}",
+                aof.last_error.lock()
+            )));
+        }
+    }
+    None
 }
 
 /// The save rules and BGSAVE SCHEDULE, checked ten times a second (as
@@ -201,7 +214,19 @@ pub async fn save_rules_cron(srv: Arc<ServerState>) {
     loop {
         tick.tick().await;
         let st = &srv.persistence;
-        if st.loading() || st.bgsave_in_progress.load(Relaxed) {
+        if st.loading() {
+            continue;
+        }
+        if !st.bgsave_in_progress.load(Relaxed)
+            && !st.aof_rewrite_in_progress.load(Relaxed)
+            && (st.aof_rewrite_scheduled.load(Relaxed) || aof_rewrite_due(&srv))
+        {
+            st.aof_rewrite_scheduled.store(false, Relaxed);
+            if let Err(e) = bgrewriteaof(&srv, false) {
+                log::warning(&e);
+            }
+        }
+        if st.bgsave_in_progress.load(Relaxed) || st.aof_rewrite_in_progress.load(Relaxed) {
             continue;
         }
         let now_ms = unix_ms();
@@ -427,4 +452,414 @@ pub fn debug_reload(srv: &ServerState, save: bool, flush: bool, merge: bool) -> 
     })?;
     log::notice("DB reloaded by DEBUG RELOAD");
     Ok(())
+}
+
+// ---------------------------------------------------------------- AOF
+
+use crate::persistence::aof::{self, manifest::Manifest, reader, Aof, Fsync, Layout};
+
+pub fn aof_layout(srv: &ServerState) -> Layout {
+    Layout {
+        dir: PathBuf::from(srv.config.dir()).join(srv.config.appenddirname()),
+        basename: srv.config.appendfilename(),
+    }
+}
+
+/// Runs AOF commands on a client of their own, without admission checks,
+/// as Redis's fake AOF client does.
+struct Replayer<'a> {
+    srv: &'a ServerState,
+    client: super::client::Client,
+    out: tessera_resp::encode::ReplyBuf,
+    commands: u64,
+}
+
+impl<'a> Replayer<'a> {
+    fn new(srv: &'a ServerState) -> Replayer<'a> {
+        use super::client::{Client, ClientInfo, PeerAddr};
+        let id = srv.clients.next_id();
+        let addr = PeerAddr::Unix(Arc::from("aof"));
+        let info = Arc::new(ClientInfo::new(id, addr.clone(), addr, -1, unix_ms()));
+        let mut client = Client::new(srv, id, info, srv.acceptor.clone());
+        client.replaying = true;
+        client.authenticated = true;
+        Replayer {
+            srv,
+            client,
+            out: tessera_resp::encode::ReplyBuf::new(tessera_resp::encode::Protocol::Resp2),
+            commands: 0,
+        }
+    }
+
+    fn run(&mut self, args: Vec<Vec<u8>>) -> Result<(), String> {
+        let refs: Vec<&[u8]> = args.iter().map(|a| &a[..]).collect();
+        super::dispatch::execute_now(self.srv, &mut self.client, &mut self.out, &refs);
+        self.out.buf.clear();
+        self.commands += 1;
+        Ok(())
+    }
+}
+
+/// Loads one AOF file of commands (a base without preamble or an
+/// incremental file). `last`: a torn end may be cut off (the last file
+/// only, with aof-load-truncated).
+fn replay_file(srv: &ServerState, path: &std::path::Path, last: bool) -> Result<u64, String> {
+    let data = std::fs::read(path)
+        .map_err(|e| format!("Can't open the append-only file {}: {e}", path.display()))?;
+    let mut rp = Replayer::new(srv);
+    let end = reader::read_commands(&data, &mut |args| rp.run(args))?;
+    let name = path.display();
+    match end {
+        reader::End::Complete => {}
+        reader::End::Torn {
+            valid_len,
+            open_multi,
+        } => {
+            if !last || !srv.config.aof_load_truncated() {
+                return Err(format!(
+                    "Unexpected end of file reading the append only file {name}. You can: 1) Make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>. 2) Alternatively you can set the 'aof-load-truncated' configuration option to yes and restart the server."
+                ));
+            }
+            if open_multi {
+                log::warning("Revert incomplete MULTI/EXEC transaction in AOF file");
+            }
+            log::warning(&format!(
+                "!!! Warning: short read while loading the AOF file {name}!!!"
+            ));
+            log::warning(&format!(
+                "!!! Truncating the AOF {name} at offset {valid_len} !!!"
+            ));
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| format!("Error truncating the AOF file {name}: {e}"))?;
+            f.set_len(valid_len as u64)
+                .and_then(|_| f.sync_all())
+                .map_err(|e| format!("Error truncating the AOF file {name}: {e}"))?;
+            log::warning(&format!(
+                "AOF {name} loaded anyway because aof-load-truncated is enabled"
+            ));
+        }
+        reader::End::Corrupt { at } => {
+            return Err(format!(
+                "Bad file format reading the append only file {name} (at offset {at}): make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>"
+            ));
+        }
+    }
+    Ok(rp.commands)
+}
+
+/// Loads the AOF named by the manifest: its base (an RDB image or
+/// commands), then each incremental file in order.
+fn load_aof(srv: &ServerState, layout: &Layout, m: &Manifest) -> Result<(), String> {
+    let started = Instant::now();
+    if let Some(base) = &m.base {
+        let path = layout.path(&base.name);
+        let data = std::fs::read(&path)
+            .map_err(|e| format!("Can't open the append-only file {}: {e}", base.name))?;
+        if data.starts_with(b"REDIS") {
+            log::notice("Reading RDB base file on AOF loading...");
+            load_image(srv, &data, false).map_err(|e| {
+                format!(
+                    "Bad file format reading the append only file {}: {e}",
+                    base.name
+                )
+            })?;
+            log::notice("Reading the remaining AOF tail...");
+        } else {
+            replay_file(srv, &path, m.incrs.is_empty())?;
+        }
+        log::notice(&format!(
+            "DB loaded from base file {}: {:.3} seconds",
+            base.name,
+            started.elapsed().as_secs_f64()
+        ));
+    }
+    for (i, incr) in m.incrs.iter().enumerate() {
+        let path = layout.path(&incr.name);
+        if !path.exists() {
+            continue;
+        }
+        replay_file(srv, &path, i + 1 == m.incrs.len())?;
+        log::notice(&format!(
+            "DB loaded from incr file {}: {:.3} seconds",
+            incr.name,
+            started.elapsed().as_secs_f64()
+        ));
+    }
+    log::notice(&format!(
+        "DB loaded from append only file: {:.3} seconds",
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(())
+}
+
+/// Writes a base file of the current data (an RDB image) at `path`.
+fn write_base(srv: &ServerState, path: PathBuf) -> Result<u64, String> {
+    let mut j = job(srv);
+    j.path = path.clone();
+    j.aof_base = true;
+    save::begin(j)?.write()?;
+    Ok(aof::file_size(&path))
+}
+
+/// Turns the AOF on at start-up: loads it (when a manifest exists) or
+/// writes a first base of the data loaded so far, opens the incremental
+/// file to append to, and attaches the writer to the stream.
+pub fn open_aof_at_startup(srv: &ServerState) -> Result<(), String> {
+    let layout = aof_layout(srv);
+    std::fs::create_dir_all(&layout.dir).map_err(|e| {
+        format!(
+            "Can't create the append-only directory {}: {e}",
+            layout.dir.display()
+        )
+    })?;
+    let mut m = layout.load_manifest()?.unwrap_or_default();
+    if m.base.is_some() || !m.incrs.is_empty() {
+        load_aof(srv, &layout, &m)?;
+    }
+    // The stream is fed from here on: nothing may run in between (clients
+    // get -LOADING until this is done).
+    let aof = Aof::start(
+        None,
+        Fsync::from_name(&srv.config.appendfsync()),
+        srv.config.aof_timestamp_enabled(),
+        (0, 0),
+    );
+    let consumer: Arc<dyn crate::journal::Consumer> = aof.clone();
+    srv.journal.attach(consumer);
+    if m.base.is_none() && m.incrs.is_empty() {
+        let base = m.new_base(&layout.basename, true);
+        write_base(srv, layout.path(&base.name))?;
+        log::notice(&format!(
+            "Creating AOF base file {} on server start",
+            base.name
+        ));
+    }
+    let incr = match m.incrs.last() {
+        Some(i) => i.clone(),
+        None => {
+            let i = m.new_incr(&layout.basename);
+            log::notice(&format!(
+                "Creating AOF incr file {} on server start",
+                i.name
+            ));
+            i
+        }
+    };
+    let file = layout
+        .open_incr(&incr.name)
+        .map_err(|e| format!("Can't open the append-only file {}: {e}", incr.name))?;
+    m.persist(&layout.dir, &layout.basename)
+        .map_err(|e| format!("Can't persist the AOF manifest: {e}"))?;
+    aof.switch_at(0, file);
+    aof.current_size
+        .store(aof::file_size(&layout.path(&incr.name)), Relaxed);
+    if let Some(b) = &m.base {
+        aof.base_size
+            .store(aof::file_size(&layout.path(&b.name)), Relaxed);
+    }
+    install_aof(srv, aof);
+    Ok(())
+}
+
+fn install_aof(srv: &ServerState, aof: Arc<Aof>) {
+    let always = aof.fsync_policy() == Fsync::Always;
+    *srv.aof.lock() = Some(aof);
+    srv.persistence.aof_waits.store(always, Relaxed);
+    srv.persistence.aof_enabled.store(true, Relaxed);
+}
+
+/// BGREWRITEAOF (and switching the AOF on at run time): a new base from a
+/// snapshot and a new incremental file that takes every unit from the
+/// snapshot's instant on, written on a background thread; the manifest
+/// names the new incremental file at once (so nothing written meanwhile
+/// depends on the rewrite finishing) and the new base when it is done.
+pub fn bgrewriteaof(srv: &ServerState, enable: bool) -> Result<(), String> {
+    let st = &srv.persistence;
+    if st
+        .aof_rewrite_in_progress
+        .compare_exchange(false, true, Relaxed, Relaxed)
+        .is_err()
+    {
+        return Err("ERR Background append only file rewriting already in progress".into());
+    }
+    let fail = |e: String| {
+        st.aof_rewrite_in_progress.store(false, Relaxed);
+        e
+    };
+    let layout = aof_layout(srv);
+    std::fs::create_dir_all(&layout.dir).map_err(|e| fail(format!("ERR {e}")))?;
+    let mut m = layout.load_manifest().map_err(&fail)?.unwrap_or_default();
+    // Attach first (when switching on), so every unit from the instant on
+    // reaches the writer. With the AOF off and not being switched on, the
+    // rewrite only writes a base (as Redis's BGREWRITEAOF then does).
+    let existing = srv.aof.lock().clone();
+    let aof = match existing {
+        Some(a) => Some(a),
+        None if enable => {
+            let a = Aof::start(
+                None,
+                Fsync::from_name(&srv.config.appendfsync()),
+                srv.config.aof_timestamp_enabled(),
+                (0, 0),
+            );
+            let consumer: Arc<dyn crate::journal::Consumer> = a.clone();
+            srv.journal.attach(consumer);
+            Some(a)
+        }
+        None => None,
+    };
+    let base = m.clone().new_base(&layout.basename, true);
+    let mut file = None;
+    let mut incr_name = None;
+    if aof.is_some() {
+        let incr = m.new_incr(&layout.basename);
+        file = Some(
+            layout
+                .open_incr(&incr.name)
+                .map_err(|e| fail(format!("ERR {e}")))?,
+        );
+        m.persist(&layout.dir, &layout.basename)
+            .map_err(|e| fail(format!("ERR {e}")))?;
+        incr_name = Some(incr.name);
+    }
+    let mut j = job(srv);
+    j.path = layout.path(&base.name);
+    j.aof_base = true;
+    // At the instant, under every shard lock: units from it on go to the
+    // new incremental file.
+    let running = save::begin_at(j, &mut |seq| {
+        if let (Some(a), Some(f)) = (&aof, file.take()) {
+            a.switch_at(seq, f);
+        }
+    })
+    .map_err(|e| fail(format!("ERR {e}")))?;
+    if let Some(a) = &aof {
+        if srv.aof.lock().is_none() {
+            install_aof(srv, a.clone());
+        }
+    }
+    st.background_jobs.fetch_add(1, Relaxed);
+    st.aof_rewrite_started_ms.store(unix_ms(), Relaxed);
+    log::notice(&format!(
+        "Background append only file rewriting started by pid {}",
+        std::process::id()
+    ));
+    let status = srv.persistence.clone();
+    std::thread::Builder::new()
+        .name("tessera-aofrw".into())
+        .spawn(move || {
+            let started = Instant::now();
+            let st = &status;
+            let result = running.write().and_then(|stats| {
+                let mut m = m;
+                m.new_base(&layout.basename, true);
+                if aof.is_some() {
+                    m.retire_incrs_before_last();
+                } else {
+                    for mut f in m.incrs.drain(..) {
+                        f.kind = aof::manifest::Kind::History;
+                        m.history.push(f);
+                    }
+                }
+                m.persist(&layout.dir, &layout.basename).map_err(|e| {
+                    format!("Error trying to rename the temporary AOF manifest: {e}")
+                })?;
+                // History files are no longer named by anything durable.
+                for h in std::mem::take(&mut m.history) {
+                    let _ = std::fs::remove_file(layout.path(&h.name));
+                }
+                let _ = m.persist(&layout.dir, &layout.basename);
+                Ok(stats)
+            });
+            st.aof_last_rewrite_time_s
+                .store(started.elapsed().as_secs() as i64, Relaxed);
+            match result {
+                Ok(stats) => {
+                    st.aof_last_rewrite_ok.store(true, Relaxed);
+                    st.aof_last_cow_bytes.store(stats.cow_bytes, Relaxed);
+                    st.aof_rewrites.fetch_add(1, Relaxed);
+                    if let (Some(a), Some(name)) = (&aof, &incr_name) {
+                        a.base_size.store(stats.bytes, Relaxed);
+                        a.current_size
+                            .store(aof::file_size(&layout.path(name)), Relaxed);
+                    }
+                    log::notice("Background AOF rewrite terminated with success");
+                    log::notice("Background AOF rewrite finished successfully");
+                }
+                Err(e) => {
+                    st.aof_last_rewrite_ok.store(false, Relaxed);
+                    log::warning(&format!("Background AOF rewrite failed: {e}"));
+                }
+            }
+            st.aof_rewrite_started_ms.store(0, Relaxed);
+            st.aof_rewrite_in_progress.store(false, Relaxed);
+        })
+        .map_err(|e| fail(format!("ERR {e}")))?;
+    Ok(())
+}
+
+/// CONFIG SET appendonly no: the writer is flushed and detached.
+pub fn stop_aof(srv: &ServerState) {
+    let Some(aof) = srv.aof.lock().take() else {
+        return;
+    };
+    srv.persistence.aof_waits.store(false, Relaxed);
+    srv.persistence.aof_enabled.store(false, Relaxed);
+    let consumer: Arc<dyn crate::journal::Consumer> = aof.clone();
+    srv.journal.detach(&consumer);
+    aof.flush_and_stop();
+}
+
+/// Before exiting: everything the AOF holds reaches the disk.
+pub fn flush_aof_for_shutdown(srv: &ServerState) {
+    let aof = srv.aof.lock().clone();
+    if let Some(aof) = aof {
+        log::notice("Calling fsync() on the AOF file.");
+        aof.flush_and_stop();
+    }
+}
+
+/// The automatic rewrite (auto-aof-rewrite-percentage / -min-size).
+pub fn aof_rewrite_due(srv: &ServerState) -> bool {
+    let Some(aof) = srv.aof.lock().clone() else {
+        return false;
+    };
+    let pct = srv.config.auto_aof_rewrite_percentage();
+    let min = srv.config.auto_aof_rewrite_min_size().max(0) as u64;
+    if pct <= 0 || srv.persistence.aof_rewrite_in_progress.load(Relaxed) {
+        return false;
+    }
+    let current = aof.current_size.load(Relaxed) + aof.base_size.load(Relaxed);
+    let base = aof.base_size.load(Relaxed).max(1);
+    current > min && (current - base) * 100 / base >= pct as u64
+}
+
+/// CONFIG SET appendonly: on starts a rewrite that writes the first base
+/// (as Redis's startAppendOnly); off stops the writer.
+pub fn appendonly_changed(srv: &ServerState) -> Result<(), String> {
+    let on = srv.config.appendonly();
+    let running = srv.aof.lock().is_some();
+    if on && !running {
+        bgrewriteaof(srv, true).map_err(|e| {
+            log::warning(&format!("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation: {e}"));
+            "Unable to turn on AOF. Check server logs.".to_string()
+        })?;
+    } else if !on && running {
+        stop_aof(srv);
+    }
+    Ok(())
+}
+
+/// CONFIG SET appendfsync.
+pub fn appendfsync_changed(srv: &ServerState) {
+    let policy = Fsync::from_name(&srv.config.appendfsync());
+    let aof = srv.aof.lock().clone();
+    if let Some(aof) = aof {
+        aof.set_fsync(policy);
+        srv.persistence
+            .aof_waits
+            .store(policy == Fsync::Always, Relaxed);
+    }
 }

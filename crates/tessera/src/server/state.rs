@@ -130,6 +130,8 @@ pub struct ServerState {
     pub shutdown: Notify,
     /// Save and load state (INFO persistence, MISCONF, LASTSAVE).
     pub persistence: std::sync::Arc<crate::persistence::Status>,
+    /// The AOF writer, while appendonly is on.
+    pub aof: Mutex<Option<std::sync::Arc<crate::persistence::aof::Aof>>>,
     pub active_expire: AtomicBool,
     /// Cached jemalloc `stats.allocated`, refreshed by [`ServerState::used_memory`].
     pub used_memory_cache: AtomicU64,

@@ -32,6 +32,16 @@ pub(super) fn config_set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             },
         )
         .map_err(CmdError::Bytes)?;
+    if pairs.iter().any(|(name, _)| eq_ic(name, "appendonly")) {
+        crate::server::persist::appendonly_changed(ctx.srv).map_err(|e| {
+            CmdError::msg(format!(
+                "ERR CONFIG SET failed (possibly related to argument 'appendonly') - {e}"
+            ))
+        })?;
+    }
+    if pairs.iter().any(|(name, _)| eq_ic(name, "appendfsync")) {
+        crate::server::persist::appendfsync_changed(ctx.srv);
+    }
     if pairs.iter().any(|(name, _)| eq_ic(name, "maxmemory")) {
         crate::server::evict::maxmemory_changed(ctx.srv, ctx.client);
         // Evictions propagate one by one, as the server's own deletions,

@@ -233,7 +233,7 @@ fn info_persistence(ctx: &Ctx, t: &mut String) {
     };
     let _ = write!(
         t,
-        "current_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{}\r\nrdb_saves:{}\r\nrdb_last_cow_size:{}\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\naof_rewrites:0\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
+        "current_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\nrdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{}\r\nrdb_saves:{}\r\nrdb_last_cow_size:{}\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\n",
         crate::server::persist::changes_since_save(srv),
         in_progress as u8,
         st.lastsave_s.load(Relaxed),
@@ -245,6 +245,33 @@ fn info_persistence(ctx: &Ctx, t: &mut String) {
         st.last_load_keys_expired.load(Relaxed),
         st.last_load_keys_loaded.load(Relaxed),
     );
+    let aof = srv.aof.lock().clone();
+    let rw_started = st.aof_rewrite_started_ms.load(Relaxed);
+    let rw_in_progress = st.aof_rewrite_in_progress.load(Relaxed);
+    let _ = write!(
+        t,
+        "aof_enabled:{}\r\naof_rewrite_in_progress:{}\r\naof_rewrite_scheduled:{}\r\naof_last_rewrite_time_sec:{}\r\naof_current_rewrite_time_sec:{}\r\naof_last_bgrewrite_status:{}\r\naof_rewrites:{}\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:{}\r\naof_last_cow_size:{}\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
+        aof.is_some() as u8,
+        rw_in_progress as u8,
+        st.aof_rewrite_scheduled.load(Relaxed) as u8,
+        st.aof_last_rewrite_time_s.load(Relaxed),
+        if rw_in_progress && rw_started > 0 { (now_ms - rw_started) / 1000 } else { -1 },
+        if st.aof_last_rewrite_ok.load(Relaxed) { "ok" } else { "err" },
+        st.aof_rewrites.load(Relaxed),
+        if aof.as_ref().is_some_and(|a| a.write_failed.load(Relaxed)) { "err" } else { "ok" },
+        st.aof_last_cow_bytes.load(Relaxed),
+    );
+    if let Some(a) = aof {
+        let _ = write!(
+            t,
+            "aof_current_size:{}\r\naof_base_size:{}\r\naof_pending_rewrite:{}\r\naof_buffer_length:{}\r\naof_pending_bio_fsync:0\r\naof_delayed_fsync:{}\r\n",
+            a.current_size.load(Relaxed) + a.base_size.load(Relaxed),
+            a.base_size.load(Relaxed),
+            st.aof_rewrite_scheduled.load(Relaxed) as u8,
+            a.buffered(),
+            a.delayed_fsyncs.load(Relaxed),
+        );
+    }
 }
 
 /// The `stats` section: the workers' counters summed, and the keyspace's.

@@ -1,0 +1,376 @@
+//! The append-only file: Redis 7's multi-part layout (a manifest, a base
+//! file, incremental files), written from the effects stream.
+//!
+//! The journal feeds [`Aof`] every unit in number order under its lock;
+//! feeding only encodes the unit into the pending buffer of the file it
+//! belongs to. One writer thread (`tessera-aof`) takes whatever is pending,
+//! writes it, and, under `appendfsync always`, fsyncs before publishing the
+//! last number written as durable: every unit that arrived during one
+//! fsync shares the next (group commit). A connection whose command
+//! produced unit `n` holds its replies until `n` is durable, awaiting it
+//! as a future, so its worker keeps serving other clients meanwhile.
+//! Under `everysec` the thread fsyncs once a second and nothing waits;
+//! under `no` it only writes.
+//!
+//! A rewrite fixes a snapshot instant whose first unit number is `S`
+//! ([`Aof::switch_at`]): units below `S` still go to the old incremental
+//! file (the new base covers them), units from `S` on to a new one.
+
+pub mod manifest;
+pub mod reader;
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::journal::{encode_unit, target, Consumer, Unit};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fsync {
+    Always,
+    Everysec,
+    No,
+}
+
+impl Fsync {
+    /// From `appendfsync`'s value as CONFIG GET shows it.
+    pub fn from_name(name: &str) -> Fsync {
+        match name {
+            "always" => Fsync::Always,
+            "no" => Fsync::No,
+            _ => Fsync::Everysec,
+        }
+    }
+}
+
+/// Bytes waiting for one file.
+struct Segment {
+    file: Arc<File>,
+    bytes: Vec<u8>,
+    /// The last unit number in `bytes` (0: none).
+    last_seq: u64,
+}
+
+struct Pending {
+    segments: VecDeque<Segment>,
+    /// The file units go to now, and the database its last op selected.
+    current: Option<Arc<File>>,
+    selected: Option<usize>,
+    /// From this unit number on, units go to `next_file` (a rewrite's
+    /// new incremental file); below it they go to `current` (or nowhere,
+    /// when there is none: AOF being switched on, the base covers them).
+    switch: Option<(u64, Arc<File>)>,
+    timestamps: bool,
+    last_timestamp_s: i64,
+    stop: bool,
+}
+
+pub struct Aof {
+    pending: Mutex<Pending>,
+    wake: Condvar,
+    fsync: Mutex<Fsync>,
+    /// Highest unit number written (and, under `always`, fsynced).
+    durable: tokio::sync::watch::Sender<u64>,
+    /// Bytes in the current incremental file and in the base (for INFO
+    /// and the automatic rewrite).
+    pub current_size: AtomicU64,
+    pub base_size: AtomicU64,
+    /// The last write or fsync failed (INFO's aof_last_write_status;
+    /// writes get MISCONF meanwhile). Cleared when one succeeds.
+    pub write_failed: AtomicBool,
+    pub last_error: Mutex<String>,
+    pub delayed_fsyncs: AtomicU64,
+}
+
+impl Aof {
+    /// A writer appending to `file` (None: nothing until a rewrite
+    /// switches to its first incremental file).
+    pub fn start(
+        file: Option<File>,
+        fsync: Fsync,
+        timestamps: bool,
+        sizes: (u64, u64),
+    ) -> Arc<Aof> {
+        let (durable, _) = tokio::sync::watch::channel(0u64);
+        let aof = Arc::new(Aof {
+            pending: Mutex::new(Pending {
+                segments: VecDeque::new(),
+                current: file.map(Arc::new),
+                selected: None,
+                switch: None,
+                timestamps,
+                last_timestamp_s: 0,
+                stop: false,
+            }),
+            wake: Condvar::new(),
+            fsync: Mutex::new(fsync),
+            durable,
+            current_size: AtomicU64::new(sizes.0),
+            base_size: AtomicU64::new(sizes.1),
+            write_failed: AtomicBool::new(false),
+            last_error: Mutex::new(String::new()),
+            delayed_fsyncs: AtomicU64::new(0),
+        });
+        let writer = aof.clone();
+        let _ = std::thread::Builder::new()
+            .name("tessera-aof".into())
+            .spawn(move || writer.run());
+        aof
+    }
+
+    pub fn fsync_policy(&self) -> Fsync {
+        *self.fsync.lock()
+    }
+
+    pub fn set_fsync(&self, f: Fsync) {
+        *self.fsync.lock() = f;
+        self.wake.notify_one();
+    }
+
+    /// Units from `seq` on go to `file`, which starts with no database
+    /// selected.
+    pub fn switch_at(&self, seq: u64, file: File) {
+        self.pending.lock().switch = Some((seq, Arc::new(file)));
+    }
+
+    /// Bytes encoded and not yet handed to the writer (aof_buffer_length).
+    pub fn buffered(&self) -> usize {
+        self.pending
+            .lock()
+            .segments
+            .iter()
+            .map(|s| s.bytes.len())
+            .sum()
+    }
+
+    /// Waits until unit `seq` is durable (a future: the worker serves
+    /// other clients meanwhile).
+    pub async fn wait_durable(&self, seq: u64) {
+        let mut rx = self.durable.subscribe();
+        while *rx.borrow_and_update() < seq {
+            if rx.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    pub fn durable_seq(&self) -> u64 {
+        *self.durable.borrow()
+    }
+
+    /// Writes and fsyncs everything pending, from the calling thread
+    /// (shutdown), then stops the writer.
+    pub fn flush_and_stop(&self) {
+        let segments = {
+            let mut p = self.pending.lock();
+            p.stop = true;
+            std::mem::take(&mut p.segments)
+        };
+        self.wake.notify_one();
+        for seg in segments {
+            let _ = (&*seg.file).write_all(&seg.bytes);
+            let _ = seg.file.sync_data();
+        }
+        let file = self.pending.lock().current.clone();
+        if let Some(f) = file {
+            let _ = f.sync_data();
+        }
+    }
+
+    fn run(self: Arc<Self>) {
+        let mut last_fsync = Instant::now();
+        let mut unsynced: Option<Arc<File>> = None;
+        loop {
+            let segments = {
+                let mut p = self.pending.lock();
+                while p.segments.is_empty() && !p.stop {
+                    let everysec = *self.fsync.lock() == Fsync::Everysec;
+                    if everysec
+                        && unsynced.is_some()
+                        && last_fsync.elapsed() >= Duration::from_secs(1)
+                    {
+                        break;
+                    }
+                    self.wake.wait_for(&mut p, Duration::from_millis(100));
+                }
+                if p.stop && p.segments.is_empty() {
+                    return;
+                }
+                std::mem::take(&mut p.segments)
+            };
+            let mut last_seq = 0;
+            for seg in segments {
+                // A file is complete on disk before writing moves on to the
+                // next one, so a crash never keeps later units and loses
+                // earlier ones.
+                if let Some(u) = unsynced.take() {
+                    if !Arc::ptr_eq(&u, &seg.file) {
+                        self.sync_retrying(&u);
+                    }
+                }
+                self.write_retrying(&seg.file, &seg.bytes);
+                self.current_size.fetch_add(seg.bytes.len() as u64, Relaxed);
+                last_seq = last_seq.max(seg.last_seq);
+                unsynced = Some(seg.file);
+            }
+            match *self.fsync.lock() {
+                Fsync::Always => {
+                    if let Some(f) = unsynced.take() {
+                        self.sync_retrying(&f);
+                    }
+                    last_fsync = Instant::now();
+                }
+                Fsync::Everysec => {
+                    if last_fsync.elapsed() >= Duration::from_secs(1) {
+                        if let Some(f) = unsynced.take() {
+                            self.sync_retrying(&f);
+                        }
+                        last_fsync = Instant::now();
+                    }
+                }
+                Fsync::No => unsynced = None,
+            }
+            if last_seq > 0 {
+                self.durable.send_if_modified(|d| {
+                    let moved = last_seq > *d;
+                    *d = (*d).max(last_seq);
+                    moved
+                });
+            }
+        }
+    }
+
+    /// Writes until it succeeds: a full disk or an I/O error is reported
+    /// (writes are refused meanwhile) and retried, nothing is dropped.
+    fn write_retrying(&self, file: &File, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            match (&*file).write(bytes) {
+                Ok(0) => self.failed("short write (0 bytes)".into()),
+                Ok(n) => {
+                    bytes = &bytes[n..];
+                    self.recovered();
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => self.failed(e.to_string()),
+            }
+        }
+    }
+
+    fn sync_retrying(&self, file: &File) {
+        loop {
+            match file.sync_data() {
+                Ok(()) => {
+                    self.recovered();
+                    return;
+                }
+                Err(e) => self.failed(e.to_string()),
+            }
+        }
+    }
+
+    fn failed(&self, e: String) {
+        if !self.write_failed.swap(true, Relaxed) {
+            crate::util::log::warning(&format!(
+                "Error writing to the AOF file: {e}; retrying until it succeeds"
+            ));
+        }
+        *self.last_error.lock() = e;
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    fn recovered(&self) {
+        if self.write_failed.swap(false, Relaxed) {
+            crate::util::log::warning("AOF write error looks solved, Redis can write again.");
+        }
+    }
+}
+
+impl Consumer for Aof {
+    fn feed(&self, unit: &Unit) {
+        let mut guard = self.pending.lock();
+        let p = &mut *guard;
+        if let Some((at, _)) = &p.switch {
+            if unit.seq >= *at {
+                let (_, file) = p.switch.take().expect("checked");
+                p.current = Some(file);
+                p.selected = None;
+            }
+        }
+        let Some(file) = p.current.clone() else {
+            return;
+        };
+        let needs_new = p
+            .segments
+            .back()
+            .is_none_or(|s| !Arc::ptr_eq(&s.file, &file));
+        if needs_new {
+            p.segments.push_back(Segment {
+                file,
+                bytes: Vec::new(),
+                last_seq: 0,
+            });
+        }
+        {
+            let seg = p.segments.back_mut().expect("pushed");
+            if p.timestamps {
+                let now_s = super::unix_ms() / 1000;
+                if now_s != p.last_timestamp_s {
+                    p.last_timestamp_s = now_s;
+                    seg.bytes
+                        .extend_from_slice(format!("#TS:{now_s}\r\n").as_bytes());
+                }
+            }
+            encode_unit(unit, target::AOF, &mut p.selected, &mut seg.bytes);
+            seg.last_seq = unit.seq;
+        }
+        drop(guard);
+        self.wake.notify_one();
+    }
+}
+
+/// Where an AOF's files are.
+#[derive(Clone, Debug)]
+pub struct Layout {
+    /// `dir`/`appenddirname`.
+    pub dir: PathBuf,
+    /// `appendfilename`.
+    pub basename: String,
+}
+
+impl Layout {
+    pub fn manifest_path(&self) -> PathBuf {
+        self.dir
+            .join(manifest::Manifest::manifest_name(&self.basename))
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    pub fn load_manifest(&self) -> Result<Option<manifest::Manifest>, String> {
+        match std::fs::read_to_string(self.manifest_path()) {
+            Ok(text) => manifest::Manifest::parse(&text).map(Some),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("Can't open the AOF manifest: {e}")),
+        }
+    }
+
+    /// Opens an incremental file for appending (created if missing).
+    pub fn open_incr(&self, name: &str) -> std::io::Result<File> {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.path(name))
+    }
+}
+
+/// The size of a file (0 when missing).
+pub fn file_size(p: &Path) -> u64 {
+    std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)
+}
