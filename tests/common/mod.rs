@@ -22,6 +22,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+pub mod dataset;
 pub mod effects;
 
 use tessera_resp::frame::parse_frame;
@@ -612,6 +613,15 @@ impl RawClient {
             encode_command(c.as_ref(), &mut out);
         }
         self.send_raw(&out);
+    }
+
+    /// Sends a command and reads its reply; None when the connection fails (a server that was
+    /// killed on purpose).
+    pub fn try_call<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Option<Frame> {
+        let mut out = Vec::new();
+        encode_command(args, &mut out);
+        self.try_send_raw(&out).ok()?;
+        self.try_read_frame().ok().flatten()
     }
 
     /// Writes bytes as they are.
