@@ -27,6 +27,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -100,6 +101,22 @@ TYPE_CASES = [
     ("GEOADD", None, "GEOADD {key uniform 100} {rand 180} {rand 80} {key uniform 100000}", ["-c", "64"]),
     ("GEOSEARCH", "GEOADD {key sequence 100} {rand 180} {rand 80} {key uniform 100000}",
      "GEOSEARCH {key uniform 100} FROMLONLAT 90 40 BYRADIUS 500 km ASC COUNT 10", ["-c", "64"], 1_000_000),
+]
+
+# Issue 20's rows: the whitepaper's writes in memory, with appendfsync everysec
+# and with appendfsync always, each server against its own in-memory figure.
+DURABLE_CASES = [
+    ("SET", None, "SET {key uniform 1000000} {value 64}", ["-c", "64"]),
+    ("HSET", None, "HSET {key uniform 100} {key uniform 10000} {value 64}", ["-c", "64"]),
+    ("LPUSH", None, "LPUSH {key uniform 100} {value 64}", ["-c", "64"]),
+    ("ZADD", None, "ZADD {key uniform 100} {rand 70000} {key uniform 10007}", ["-c", "64"]),
+    ("SADD", None, "SADD {key uniform 100} {value 64}", ["-c", "64"]),
+    ("EVALSHA", None, "EVALSHA " + SET_SCRIPT_SHA + " 1 {key uniform 10000000} {value 64}", ["-c", "64"]),
+]
+DURABLE_MODES = [
+    ("in memory", ()),
+    ("AOF everysec", ("--appendonly", "yes", "--appendfsync", "everysec")),
+    ("AOF always", ("--appendonly", "yes", "--appendfsync", "always")),
 ]
 
 # Commands sent before a case's benchmark (after its load).
@@ -268,11 +285,15 @@ def subscribers(port, n, channel, stop):
     return t
 
 
-def measure(kind, case, args):
+def measure(kind, case, args, server_extra=()):
     label, load, command, extra = case[:4]
-    server_args = ()
+    server_args = tuple(server_extra)
     if args.section == "floor" and kind == "tessera" and FLOOR_REPLY_BYTES.get(label) is not None:
         server_args = ("--reply-bytes", str(FLOOR_REPLY_BYTES[label]))
+    data_dir = None
+    if "--appendonly" in server_args or "--save" in server_args:
+        data_dir = tempfile.mkdtemp(prefix=f"bench-{kind}-", dir=args.data_dir)
+        server_args = server_args + ("--dir", data_dir)
     srv = Server(kind, args.server_core, args.threads, server_args)
     stop = threading.Event()
     drainer = None
@@ -296,6 +317,8 @@ def measure(kind, case, args):
         if drainer:
             drainer.join(5)
         srv.stop()
+        if data_dir:
+            shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def latency_probe(port, stop, samples, core=None):
@@ -515,6 +538,111 @@ MEMORY_SETS = [
 ]
 
 
+def main_durable(args):
+    cases = [c for c in DURABLE_CASES if not args.only or args.only in c[0]]
+    rows = []
+    for case in cases:
+        med = {}
+        for mode, extra in DURABLE_MODES:
+            results = {"redis": [], "tessera": []}
+            for r in range(args.rounds):
+                order = ["redis", "tessera"] if r % 2 == 0 else ["tessera", "redis"]
+                for kind in order:
+                    res = measure(kind, case, args, extra)
+                    results[kind].append(res)
+                    print(f"{case[0]:<8} {mode:<13} {kind:<8} qps={res[0]:>8} p99={res[2]:.3f}ms "
+                          f"cpu/req={res[3]:.2f}us", flush=True)
+            med[mode] = {k: [statistics.median(x[i] for x in v) for i in range(5)] for k, v in results.items()}
+        rows.append((case, med))
+    table = [
+        f"Measured {time.strftime('%Y-%m-%d')} on this machine ({os.cpu_count()} cores): servers pinned to core {args.server_core} "
+        f"(Tessera `--threads {args.threads}`), resp-benchmark 0.1.7 pinned to core(s) {args.client_cores}, "
+        f"{args.seconds} s per run, median of {args.rounds} rounds alternating which server runs first; the data "
+        f"directory is a fresh directory under {args.data_dir or tempfile.gettempdir()} for each run. "
+        f"Produced by {invocation()}.",
+        "",
+        "| case | mode | redis QPS | Tessera QPS | Tessera / redis | redis vs its in-memory | Tessera vs its in-memory | redis p99 ms | Tessera p99 ms |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for (label, _load, command, extra, *_), med in rows:
+        base_r, base_t = med["in memory"]["redis"][0], med["in memory"]["tessera"][0]
+        for mode, _ in DURABLE_MODES:
+            r, t = med[mode]["redis"], med[mode]["tessera"]
+            table.append(
+                f"| {label} (`{' '.join(extra)} \"{command}\"`) | {mode} | {r[0]:.0f} | {t[0]:.0f} | "
+                f"{(t[0] / r[0] if r[0] else 0):.2f}x | {(r[0] / base_r if base_r else 0):.2f} | "
+                f"{(t[0] / base_t if base_t else 0):.2f} | {r[2]:.3f} | {t[2]:.3f} |"
+            )
+    write_section(args.output, args.doc_section or "durable", "\n".join(table))
+    print("\n".join(table))
+
+
+def main_snapshot(args):
+    """BGSAVE of --keys keys under concurrent writes (other clients' latency, extra memory), then
+    loading the file at start-up, for both servers."""
+    rows = []
+    for kind in ["redis", "tessera"]:
+        data_dir = tempfile.mkdtemp(prefix=f"bench-{kind}-", dir=args.data_dir)
+        srv = Server(kind, args.server_core, args.threads, ("--save", "", "--dir", data_dir))
+        try:
+            run_bench(srv.port, "SET {key sequence %d} {value 64}" % args.keys, [], args.seconds,
+                      args.client_cores, load=True, count=args.keys)
+            stop = threading.Event()
+            samples = []
+            probe = threading.Thread(target=latency_probe, args=(srv.port, stop, samples, args.probe_core), daemon=True)
+            probe.start()
+            writer = subprocess.Popen(
+                ["resp-benchmark", "-p", str(srv.port), "--cores", args.client_cores, "-s", str(args.seconds * 6),
+                 "-c", "8", "SET {key uniform %d} {value 64}" % args.keys],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(1)
+            samples.clear()
+            t0 = time.time()
+            send_command(srv.port, ["BGSAVE"])
+            while True:
+                time.sleep(0.05)
+                info = send_command(srv.port, ["INFO", "persistence"]).decode(errors="replace")
+                if "rdb_bgsave_in_progress:0" in info:
+                    break
+            save_s = time.time() - t0
+            stop.set()
+            probe.join(10)
+            writer.terminate()
+            writer.wait()
+            cow = re.search(r"rdb_last_cow_size:(\d+)", info)
+            during = sorted(samples)
+            p999 = during[int(len(during) * 0.999)] if during else 0.0
+            worst = during[-1] if during else 0.0
+        finally:
+            srv.stop()
+        size = os.path.getsize(os.path.join(data_dir, "dump.rdb"))
+        t0 = time.time()
+        srv = Server(kind, args.server_core, args.threads, ("--save", "", "--dir", data_dir))
+        try:
+            while b"loading:0" not in send_command(srv.port, ["INFO", "persistence"]):
+                time.sleep(0.05)
+            load_s = time.time() - t0
+        finally:
+            srv.stop()
+            shutil.rmtree(data_dir, ignore_errors=True)
+        rows.append((kind, save_s, p999, worst, int(cow.group(1)) if cow else 0, size, load_s))
+        print(rows[-1], flush=True)
+    table = [
+        f"Measured {time.strftime('%Y-%m-%d')} on this machine ({os.cpu_count()} cores): {args.keys} keys of 64 bytes "
+        f"(`resp-benchmark --load \"SET {{key sequence {args.keys}}} {{value 64}}\"`), then BGSAVE while 8 connections "
+        f"keep writing (`SET {{key uniform {args.keys}}} {{value 64}}`) and a probe on its own connection sends a GET "
+        f"every half millisecond (its latencies from BGSAVE to the save's end are the probe columns); then the server is restarted on the file and timed until INFO says loading:0. "
+        f"Servers pinned to core {args.server_core} (Tessera `--threads {args.threads}`). Produced by {invocation()}.",
+        "",
+        "| server | BGSAVE s | probe p99.9 during the save (ms) | probe worst (ms) | extra memory reported (rdb_last_cow_size) | file bytes | start-up load s |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for kind, save_s, p999, worst, cow, size, load_s in rows:
+        table.append(f"| {kind} | {save_s:.2f} | {p999:.3f} | {worst:.3f} | {cow} | {size} | {load_s:.2f} |")
+    write_section(args.output, args.doc_section or "snapshot", "\n".join(table))
+    print("\n".join(table))
+
+
 def info_memory(port):
     with socket.create_connection(("127.0.0.1", port)) as s:
         s.sendall(b"INFO memory\r\n")
@@ -571,6 +699,7 @@ def main():
     ap.add_argument("--client-cores", default="1")
     ap.add_argument("--threads", type=int, default=1, help="Tessera worker threads")
     ap.add_argument("--section", default="core")
+    ap.add_argument("--data-dir", default=None, help="--section durable/snapshot: where data directories go")
     ap.add_argument("--no-build", action="store_true")
     ap.add_argument("--keys", type=int, default=10_000_000, help="keys for --section load")
     ap.add_argument("--load-args", default="-c 64 -P 16",
@@ -609,6 +738,10 @@ def main():
         return main_memory(args)
     if args.section == "scaling":
         return main_scaling(args)
+    if args.section == "durable":
+        return main_durable(args)
+    if args.section == "snapshot":
+        return main_snapshot(args)
     if args.section == "custom":
         # One ad-hoc case, for looking into a row: --command, optional --load, --bench-args.
         custom = [("custom", args.load, args.command, args.bench_args.split())]

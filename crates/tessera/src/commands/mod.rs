@@ -108,6 +108,9 @@ pub mod flags {
     /// (MISCONF), though it writes nothing: PING, so that health checks
     /// see the failure (as Redis does).
     pub const PING_LIKE: u64 = 1 << 33;
+    /// Internal: opens a transaction (MULTI); an AOF that ends after it
+    /// without the EXEC is cut back to before it.
+    pub const OPENS_MULTI: u64 = 1 << 34;
 
     /// The flags COMMAND INFO shows, in its order.
     pub const NAMES: &[(u64, &str)] = &[

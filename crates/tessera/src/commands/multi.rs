@@ -40,7 +40,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd(
         "multi",
         1,
-        NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | NOT_QUEUED | KEEPS_CACHING,
+        NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY | NOT_QUEUED | KEEPS_CACHING | OPENS_MULTI,
         "1.2.0",
         "Starts a transaction.",
         multi,

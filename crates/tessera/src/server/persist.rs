@@ -507,7 +507,12 @@ fn replay_file(srv: &ServerState, path: &std::path::Path, last: bool) -> Result<
     let data = std::fs::read(path)
         .map_err(|e| format!("Can't open the append-only file {}: {e}", path.display()))?;
     let mut rp = Replayer::new(srv);
-    let end = reader::read_commands(&data, &mut |args| rp.run(args))?;
+    let mark = |name: &[u8]| match crate::commands::lookup(name) {
+        Some((_, spec)) if spec.has(crate::commands::flags::OPENS_MULTI) => reader::TxMark::Opens,
+        Some((_, spec)) if spec.has(crate::commands::flags::RUNS_QUEUED) => reader::TxMark::Closes,
+        _ => reader::TxMark::Neither,
+    };
+    let end = reader::read_commands(&data, &mark, &mut |args| rp.run(args))?;
     let name = path.display();
     match end {
         reader::End::Complete => {}

@@ -74,10 +74,20 @@ fn parse_command(data: &[u8], pos: &mut usize) -> Result<Option<Vec<Vec<u8>>>, u
     Ok(Some(args))
 }
 
+/// Where a command stands in a transaction, as the command table says
+/// (the caller's classifier: this layer knows no command names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxMark {
+    Opens,
+    Closes,
+    Neither,
+}
+
 /// Feeds every command of `data` to `f` in order; stops at the first
-/// error `f` returns.
+/// error `f` returns. `mark` tells MULTI and EXEC apart.
 pub fn read_commands(
     data: &[u8],
+    mark: &dyn Fn(&[u8]) -> TxMark,
     f: &mut dyn FnMut(Vec<Vec<u8>>) -> Result<(), String>,
 ) -> Result<End, String> {
     let mut pos = 0;
@@ -101,10 +111,10 @@ pub fn read_commands(
         let start = pos;
         match parse_command(data, &mut pos) {
             Ok(Some(args)) => {
-                if args[0].eq_ignore_ascii_case(b"multi") {
-                    multi_at = Some(start);
-                } else if args[0].eq_ignore_ascii_case(b"exec") {
-                    multi_at = None;
+                match mark(&args[0]) {
+                    TxMark::Opens => multi_at = Some(start),
+                    TxMark::Closes => multi_at = None,
+                    TxMark::Neither => {}
                 }
                 f(args)?;
             }
@@ -140,7 +150,12 @@ mod tests {
 
     fn all(data: &[u8]) -> (Vec<Vec<Vec<u8>>>, End) {
         let mut cmds = Vec::new();
-        let end = read_commands(data, &mut |c| {
+        let mark = |name: &[u8]| match name {
+            b"MULTI" => TxMark::Opens,
+            b"EXEC" => TxMark::Closes,
+            _ => TxMark::Neither,
+        };
+        let end = read_commands(data, &mark, &mut |c| {
             cmds.push(c);
             Ok(())
         })
