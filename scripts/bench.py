@@ -210,6 +210,8 @@ class Server:
                 os.environ.get("TESSERA_BIN") or os.path.join(ROOT, "target", "release", "tessera-server"),
                 "--port", str(self.port), "--bind", "127.0.0.1",
                 "--threads", str(threads),
+                # As redis-server above: no snapshot at stop unless a section asks.
+                "--save", "",
             ]
         self.proc = subprocess.Popen(
             ["taskset", "-c", core] + cmd + list(extra),

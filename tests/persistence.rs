@@ -609,3 +609,81 @@ fn debug_reload_keeps_the_dataset() {
     );
     assert_eq!(c.call(&["DEBUG", "DIGEST"]), digest);
 }
+
+// ---------------------------------------------------------------- SYNC
+
+/// SYNC, the legacy full synchronization: the snapshot as one bulk of RDB bytes (redis-server
+/// may send newlines first while it prepares it), then every write as the commands a replica
+/// applies.
+#[test]
+fn sync_sends_a_snapshot_then_the_write_stream() {
+    use std::io::Read;
+    let s = TestServer::start();
+    let mut c = s.raw();
+    c.call(&["SET", "before", "1"]);
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", s.port())).expect("connect");
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .expect("timeout");
+    use std::io::Write;
+    stream.write_all(b"SYNC\r\n").expect("send");
+    let mut byte = [0u8; 1];
+    loop {
+        stream.read_exact(&mut byte).expect("read");
+        if byte[0] != b'\n' {
+            break;
+        }
+    }
+    assert_eq!(byte[0], b'$', "the snapshot is a bulk");
+    let mut len = Vec::new();
+    loop {
+        stream.read_exact(&mut byte).expect("read");
+        if byte[0] == b'\r' {
+            stream.read_exact(&mut byte).expect("read");
+            break;
+        }
+        len.push(byte[0]);
+    }
+    let len: usize = String::from_utf8_lossy(&len).parse().expect("length");
+    let mut rdb = vec![0u8; len];
+    stream.read_exact(&mut rdb).expect("the snapshot");
+    assert!(rdb.starts_with(b"REDIS"));
+    let dir = DataDir::new("sync");
+    fs::write(dir.rdb(), &rdb).expect("write");
+    check_rdb(&dir.rdb());
+
+    c.call(&["SET", "after", "2"]);
+    c.call(&["INCR", "before"]);
+    // The stream: the writes after the snapshot, in order (PINGs aside).
+    let mut got: Vec<Vec<String>> = Vec::new();
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while got.iter().filter(|c| c[0] != "PING").count() < 3 {
+        let n = stream.read(&mut chunk).expect("read the stream");
+        assert!(n > 0, "stream closed");
+        buf.extend_from_slice(&chunk[..n]);
+        while let Ok(Some((frame, used))) = tessera_resp::frame::parse_frame(&buf) {
+            buf.drain(..used);
+            if let Frame::Array(items) = frame {
+                got.push(
+                    items
+                        .iter()
+                        .map(|i| match i {
+                            Frame::Bulk(b) => String::from_utf8_lossy(b).to_uppercase(),
+                            other => fmt_frame(other),
+                        })
+                        .collect(),
+                );
+            }
+        }
+    }
+    let writes: Vec<Vec<String>> = got.into_iter().filter(|c| c[0] != "PING").collect();
+    assert_eq!(
+        writes,
+        vec![
+            vec!["SELECT".to_string(), "0".into()],
+            vec!["SET".into(), "AFTER".into(), "2".into()],
+            vec!["INCR".into(), "BEFORE".into()],
+        ]
+    );
+}

@@ -357,6 +357,7 @@ const AOF_USE_RDB_PREAMBLE: usize = idx("aof-use-rdb-preamble");
 const AOF_TIMESTAMP_ENABLED: usize = idx("aof-timestamp-enabled");
 const AUTO_AOF_REWRITE_PERCENTAGE: usize = idx("auto-aof-rewrite-percentage");
 const AUTO_AOF_REWRITE_MIN_SIZE: usize = idx("auto-aof-rewrite-min-size");
+const AOF_REWRITE_INCREMENTAL_FSYNC: usize = idx("aof-rewrite-incremental-fsync");
 const KEY_LOAD_DELAY: usize = idx("key-load-delay");
 const RDB_DEL_SYNC_FILES: usize = idx("rdb-del-sync-files");
 const RDB_SAVE_INCREMENTAL_FSYNC: usize = idx("rdb-save-incremental-fsync");
@@ -1100,6 +1101,9 @@ impl Config {
     }
     pub fn auto_aof_rewrite_percentage(&self) -> i64 {
         self.num(AUTO_AOF_REWRITE_PERCENTAGE)
+    }
+    pub fn aof_rewrite_incremental_fsync(&self) -> bool {
+        self.num(AOF_REWRITE_INCREMENTAL_FSYNC) != 0
     }
     pub fn auto_aof_rewrite_min_size(&self) -> i64 {
         self.num(AUTO_AOF_REWRITE_MIN_SIZE)

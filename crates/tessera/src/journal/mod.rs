@@ -26,7 +26,9 @@ pub use crate::keyspace::effects::{target, Op, Unit};
 /// later): fed every unit with ops, in number order, under the journal's
 /// lock, so it should only copy what it needs and return.
 pub trait Consumer: Send + Sync {
-    fn feed(&self, unit: &Unit);
+    /// Takes one unit; false when the consumer is gone (a disconnected
+    /// replica), which detaches it.
+    fn feed(&self, unit: &Unit) -> bool;
 }
 
 struct State {
@@ -100,8 +102,10 @@ impl Journal {
             if let Some(c) = st.capture.as_mut() {
                 c.feed(&unit);
             }
-            for c in &st.consumers {
-                c.feed(&unit);
+            let before = st.consumers.len();
+            st.consumers.retain(|c| c.feed(&unit));
+            if st.consumers.len() != before {
+                self.update_enabled(&mut st);
             }
         }
         last

@@ -20,6 +20,7 @@ use super::rdb::SaveOptions;
 use crate::keyspace::{Keyspace, Shard, NUM_SHARDS};
 
 /// Everything a save needs, fixed when it begins.
+#[derive(Clone)]
 pub struct SaveJob {
     pub keyspace: Arc<Keyspace>,
     /// The final file (`dir`/`dbfilename`).

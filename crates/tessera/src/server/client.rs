@@ -32,6 +32,9 @@ pub struct Client {
     /// checks (they were admitted when first written), as Redis's fake
     /// AOF client runs them.
     pub replaying: bool,
+    /// The client sent SYNC: it receives the snapshot and then the effects
+    /// stream in its outbox, and its own commands get no replies.
+    pub syncing: bool,
     /// The highest effects unit this client's commands produced that its
     /// replies must wait to see on disk (`appendfsync always`); 0: none.
     pub awaits_durable: u64,
@@ -138,6 +141,7 @@ impl Client {
             others_seen: Vec::new(),
             replaying: false,
             awaits_durable: 0,
+            syncing: false,
             worker,
             monitoring: false,
             block: None,
@@ -157,7 +161,7 @@ impl Client {
     /// Whether other clients may send this one messages (it must then
     /// watch its outbox as well as its socket).
     pub fn receives_pushes(&self) -> bool {
-        !self.subs.is_empty() || self.tracking.on || self.monitoring
+        !self.subs.is_empty() || self.tracking.on || self.monitoring || self.syncing
     }
 
     /// Whether messages may be queued for this client at any moment: the
@@ -379,6 +383,11 @@ impl ClientInfo {
     /// Called by the owning task just before its socket is closed.
     pub fn mark_closed(&self) {
         *self.fd_open.lock() = false;
+    }
+
+    /// Whether the connection is gone (closed, or killed and closing).
+    pub fn is_gone(&self) -> bool {
+        self.killed.load(Relaxed) || !*self.fd_open.lock()
     }
 
     /// Notes a batch of `len` reply bytes about to be written, for `rbp`.

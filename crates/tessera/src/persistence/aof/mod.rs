@@ -39,6 +39,22 @@ pub enum Fsync {
 }
 
 impl Fsync {
+    fn code(self) -> u8 {
+        match self {
+            Fsync::Always => 0,
+            Fsync::Everysec => 1,
+            Fsync::No => 2,
+        }
+    }
+
+    fn from_code(c: u8) -> Fsync {
+        match c {
+            0 => Fsync::Always,
+            1 => Fsync::Everysec,
+            _ => Fsync::No,
+        }
+    }
+
     /// From `appendfsync`'s value as CONFIG GET shows it.
     pub fn from_name(name: &str) -> Fsync {
         match name {
@@ -74,7 +90,8 @@ struct Pending {
 pub struct Aof {
     pending: Mutex<Pending>,
     wake: Condvar,
-    fsync: Mutex<Fsync>,
+    /// The policy, as [`Fsync::code`].
+    fsync: std::sync::atomic::AtomicU8,
     /// Highest unit number written (and, under `always`, fsynced).
     durable: tokio::sync::watch::Sender<u64>,
     /// Bytes in the current incremental file and in the base (for INFO
@@ -109,7 +126,7 @@ impl Aof {
                 stop: false,
             }),
             wake: Condvar::new(),
-            fsync: Mutex::new(fsync),
+            fsync: std::sync::atomic::AtomicU8::new(fsync.code()),
             durable,
             current_size: AtomicU64::new(sizes.0),
             base_size: AtomicU64::new(sizes.1),
@@ -125,11 +142,11 @@ impl Aof {
     }
 
     pub fn fsync_policy(&self) -> Fsync {
-        *self.fsync.lock()
+        Fsync::from_code(self.fsync.load(Relaxed))
     }
 
     pub fn set_fsync(&self, f: Fsync) {
-        *self.fsync.lock() = f;
+        self.fsync.store(f.code(), Relaxed);
         self.wake.notify_one();
     }
 
@@ -189,8 +206,16 @@ impl Aof {
         loop {
             let segments = {
                 let mut p = self.pending.lock();
+                // Under `always` a feed wakes this thread at once (a reply
+                // waits); otherwise nobody wakes it and it drains every
+                // few milliseconds, so writes are batched like Redis's
+                // once-per-event-loop AOF write and no command pays a
+                // wake-up.
+                if self.fsync_policy() != Fsync::Always && !p.stop {
+                    self.wake.wait_for(&mut p, Duration::from_millis(5));
+                }
                 while p.segments.is_empty() && !p.stop {
-                    let everysec = *self.fsync.lock() == Fsync::Everysec;
+                    let everysec = self.fsync_policy() == Fsync::Everysec;
                     if everysec
                         && unsynced.is_some()
                         && last_fsync.elapsed() >= Duration::from_secs(1)
@@ -219,7 +244,7 @@ impl Aof {
                 last_seq = last_seq.max(seg.last_seq);
                 unsynced = Some(seg.file);
             }
-            match *self.fsync.lock() {
+            match self.fsync_policy() {
                 Fsync::Always => {
                     if let Some(f) = unsynced.take() {
                         self.sync_retrying(&f);
@@ -292,7 +317,7 @@ impl Aof {
 }
 
 impl Consumer for Aof {
-    fn feed(&self, unit: &Unit) {
+    fn feed(&self, unit: &Unit) -> bool {
         let mut guard = self.pending.lock();
         let p = &mut *guard;
         if let Some((at, _)) = &p.switch {
@@ -303,7 +328,7 @@ impl Consumer for Aof {
             }
         }
         let Some(file) = p.current.clone() else {
-            return;
+            return true;
         };
         let needs_new = p
             .segments
@@ -330,7 +355,10 @@ impl Consumer for Aof {
             seg.last_seq = unit.seq;
         }
         drop(guard);
-        self.wake.notify_one();
+        if self.fsync_policy() == Fsync::Always {
+            self.wake.notify_one();
+        }
+        true
     }
 }
 

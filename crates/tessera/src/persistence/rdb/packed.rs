@@ -520,6 +520,34 @@ mod tests {
     }
 
     #[test]
+    fn ziplist_and_zipmap_of_older_files_read() {
+        // ["a", 1] as Redis 6 writes it: a 1-byte string, then the immediate integer 1.
+        let zl = [
+            16, 0, 0, 0, 13, 0, 0, 0, 2, 0, 0x00, 0x01, b'a', 0x03, 0xf2, 0xff,
+        ];
+        assert_eq!(
+            read_ziplist(&zl).expect("valid"),
+            vec![Item::Bytes(b"a".to_vec()), Item::Int(1)]
+        );
+        let mut bad_tail = zl;
+        bad_tail[4] = 10;
+        assert!(read_ziplist(&bad_tail).is_err());
+        let mut bad_prev = zl;
+        bad_prev[13] = 4;
+        assert!(read_ziplist(&bad_prev).is_err());
+        for cut in 0..zl.len() {
+            assert!(read_ziplist(&zl[..cut]).is_err());
+        }
+        // {f: v} as a zipmap: count, key length, key, value length, free bytes, value, end.
+        let zm = [1, 1, b'f', 1, 0, b'v', 0xff];
+        assert_eq!(
+            read_zipmap(&zm).expect("valid"),
+            vec![(b"f".to_vec(), b"v".to_vec())]
+        );
+        assert!(read_zipmap(&zm[..5]).is_err());
+    }
+
+    #[test]
     fn intset_round_trip() {
         for set in [vec![1, 2, 3], vec![-40000, 5], vec![i64::MIN, 0, i64::MAX]] {
             assert_eq!(read_intset(&write_intset(&set)).expect("valid"), set);
