@@ -183,6 +183,19 @@ impl Running {
         self.started_ms
     }
 
+    /// Lowers the calling thread's CPU priority (nice 10) for a save run in
+    /// the background: where it shares a core with workers, the scheduler
+    /// then lets a worker's request preempt the serialization instead of
+    /// waiting out the saver's time slice (measured in docs/benchmarks.md:
+    /// other clients' worst latency during a BGSAVE on one core).
+    pub fn yield_to_workers() {
+        // SAFETY: setpriority only reads its integer arguments; on Linux
+        // `who` 0 with PRIO_PROCESS names the calling thread.
+        unsafe {
+            libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+        }
+    }
+
     /// Writes the file and puts it in place. On error the temporary file
     /// is removed and the previous file is untouched.
     pub fn write(self) -> Result<SaveStats, String> {

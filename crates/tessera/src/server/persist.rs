@@ -155,6 +155,7 @@ pub fn bgsave(srv: &ServerState) -> Result<(), String> {
     let spawned = std::thread::Builder::new()
         .name("tessera-bgsave".into())
         .spawn(move || {
+            save::Running::yield_to_workers();
             let started = Instant::now();
             let result = running.write();
             status
@@ -756,6 +757,7 @@ pub fn bgrewriteaof(srv: &ServerState, enable: bool) -> Result<(), String> {
     std::thread::Builder::new()
         .name("tessera-aofrw".into())
         .spawn(move || {
+            save::Running::yield_to_workers();
             let started = Instant::now();
             let st = &status;
             let result = running.write().and_then(|stats| {
