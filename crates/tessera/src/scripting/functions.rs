@@ -393,158 +393,39 @@ pub fn callback(vm: &mut Vm, lib: &Library, function: &str) -> Result<std::ffi::
 
 // FUNCTION DUMP / RESTORE payloads: RDB "function2" records (opcode 245 and
 // the library code as an RDB string), then the RDB version (2 bytes, little
-// endian) and a CRC64 (Jones, as Redis's) of everything before it.
+// endian) and a CRC64 (Jones, as Redis's) of everything before it; the RDB
+// primitives are persistence's.
 
-const OPCODE_FUNCTION2: u8 = 245;
-const RDB_VERSION: u16 = 10;
-const CRC64: crc::Crc<u64> = crc::Crc::<u64>::new(&crc::CRC_64_REDIS);
+use crate::persistence::rdb::codec::{self, Reader, OPCODE_FUNCTION2, RDB_VERSION};
 
 pub fn dump(libs: &Libraries) -> Vec<u8> {
     let mut out = Vec::new();
     for lib in libs.libs.values() {
         out.push(OPCODE_FUNCTION2);
-        write_rdb_string(&mut out, &lib.code);
+        codec::write_blob(&mut out, &lib.code, true);
     }
     out.extend_from_slice(&RDB_VERSION.to_le_bytes());
-    let crc = CRC64.checksum(&out);
+    let crc = crate::util::crc64::crc64(&out);
     out.extend_from_slice(&crc.to_le_bytes());
     out
-}
-
-/// An RDB string as redis-server writes it with `rdbcompression yes`: LZF
-/// compressed when longer than 20 bytes and the result saves at least four.
-fn write_rdb_string(out: &mut Vec<u8>, s: &[u8]) {
-    if s.len() > 20 {
-        if let Some(packed) = crate::util::lzf::compress(s, s.len() - 4) {
-            out.push(0xc0 | RDB_ENC_LZF);
-            write_rdb_len(out, packed.len() as u64);
-            write_rdb_len(out, s.len() as u64);
-            out.extend_from_slice(&packed);
-            return;
-        }
-    }
-    write_rdb_len(out, s.len() as u64);
-    out.extend_from_slice(s);
-}
-
-/// The special-encoding type of an LZF-compressed RDB string.
-const RDB_ENC_LZF: u8 = 3;
-const RDB_ENC_LZF_LEN: u64 = RDB_ENC_LZF as u64;
-
-fn write_rdb_len(out: &mut Vec<u8>, len: u64) {
-    if len < 64 {
-        out.push(len as u8);
-    } else if len < 16384 {
-        out.push(0x40 | (len >> 8) as u8);
-        out.push(len as u8);
-    } else if len <= u32::MAX as u64 {
-        out.push(0x80);
-        out.extend_from_slice(&(len as u32).to_be_bytes());
-    } else {
-        out.push(0x81);
-        out.extend_from_slice(&len.to_be_bytes());
-    }
 }
 
 /// The library codes in a FUNCTION DUMP payload.
 pub fn parse_dump(payload: &[u8]) -> Result<Vec<Vec<u8>>, String> {
     const BAD: &str = "ERR DUMP payload version or checksum are wrong";
-    if payload.len() < 10 {
+    if !crate::persistence::rdb::verify_payload(payload) {
         return Err(BAD.into());
     }
-    let (body, footer) = payload.split_at(payload.len() - 10);
-    let version = u16::from_le_bytes([footer[0], footer[1]]);
-    let mut crc_bytes = [0u8; 8];
-    crc_bytes.copy_from_slice(&footer[2..]);
-    let crc = u64::from_le_bytes(crc_bytes);
-    if version > RDB_VERSION || CRC64.checksum(&payload[..payload.len() - 8]) != crc {
-        return Err(BAD.into());
-    }
-    let mut pos = 0;
+    let mut r = Reader::new(&payload[..payload.len() - 10]);
     let mut codes = Vec::new();
-    while pos < body.len() {
-        if body[pos] != OPCODE_FUNCTION2 {
+    while !r.is_empty() {
+        if r.u8().map_err(|_| BAD)? != OPCODE_FUNCTION2 {
             return Err("ERR given type is not a function".into());
         }
-        pos += 1;
-        let code =
-            read_rdb_string(body, &mut pos).ok_or("ERR payload is not a valid function dump")?;
+        let code = r
+            .string()
+            .map_err(|_| "ERR payload is not a valid function dump")?;
         codes.push(code);
     }
     Ok(codes)
-}
-
-fn read_rdb_len(b: &[u8], pos: &mut usize) -> Option<(u64, bool)> {
-    let first = *b.get(*pos)?;
-    *pos += 1;
-    match first >> 6 {
-        0 => Some(((first & 0x3f) as u64, false)),
-        1 => {
-            let second = *b.get(*pos)?;
-            *pos += 1;
-            Some(((((first & 0x3f) as u64) << 8) | second as u64, false))
-        }
-        2 => match first {
-            0x80 => {
-                let s = b.get(*pos..*pos + 4)?;
-                *pos += 4;
-                Some((u32::from_be_bytes([s[0], s[1], s[2], s[3]]) as u64, false))
-            }
-            0x81 => {
-                let s = b.get(*pos..*pos + 8)?;
-                *pos += 8;
-                let mut a = [0u8; 8];
-                a.copy_from_slice(s);
-                Some((u64::from_be_bytes(a), false))
-            }
-            _ => None,
-        },
-        _ => Some(((first & 0x3f) as u64, true)),
-    }
-}
-
-fn read_rdb_string(b: &[u8], pos: &mut usize) -> Option<Vec<u8>> {
-    let (len, encoded) = read_rdb_len(b, pos)?;
-    if !encoded {
-        let len = usize::try_from(len).ok()?;
-        let s = b.get(*pos..pos.checked_add(len)?)?.to_vec();
-        *pos += len;
-        return Some(s);
-    }
-    match len {
-        // Integer encodings.
-        0 => {
-            let v = *b.get(*pos)? as i8;
-            *pos += 1;
-            Some(v.to_string().into_bytes())
-        }
-        1 => {
-            let s = b.get(*pos..*pos + 2)?;
-            *pos += 2;
-            Some(i16::from_le_bytes([s[0], s[1]]).to_string().into_bytes())
-        }
-        2 => {
-            let s = b.get(*pos..*pos + 4)?;
-            *pos += 4;
-            Some(
-                i32::from_le_bytes([s[0], s[1], s[2], s[3]])
-                    .to_string()
-                    .into_bytes(),
-            )
-        }
-        // LZF.
-        RDB_ENC_LZF_LEN => {
-            let (clen, _) = read_rdb_len(b, pos)?;
-            let (ulen, _) = read_rdb_len(b, pos)?;
-            let clen = usize::try_from(clen).ok()?;
-            let ulen = usize::try_from(ulen).ok()?;
-            if ulen > 512 * 1024 * 1024 {
-                return None;
-            }
-            let src = b.get(*pos..pos.checked_add(clen)?)?;
-            *pos += clen;
-            crate::util::lzf::decompress(src, ulen)
-        }
-        _ => None,
-    }
 }
