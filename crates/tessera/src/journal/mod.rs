@@ -111,9 +111,10 @@ impl Journal {
         last
     }
 
-    /// Attaches a consumer; `at_instant` runs under the journal's lock
-    /// with the first number the consumer will be fed, so a caller can tie
-    /// it to a snapshot taken at that number.
+    /// Attaches a consumer; it is fed every unit from the returned number
+    /// on (a consumer tied to a snapshot learns where the snapshot splits
+    /// the stream from `Keyspace::begin_snapshot`'s callback and drops the
+    /// units before it).
     pub fn attach(&self, consumer: std::sync::Arc<dyn Consumer>) -> u64 {
         let mut st = self.state.lock();
         st.consumers.push(consumer);

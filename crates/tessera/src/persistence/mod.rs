@@ -19,7 +19,6 @@ pub struct Status {
     /// Changes counted when the last successful save began (Redis's
     /// `dirty` is reset then; ours is a running total).
     pub dirty_at_last_save: AtomicU64,
-    pub dirty_at_save_start: AtomicU64,
     pub lastsave_s: AtomicI64,
     pub bgsave_in_progress: AtomicBool,
     pub bgsave_scheduled: AtomicBool,
@@ -43,8 +42,9 @@ pub struct Status {
     pub loading_loaded_bytes: AtomicU64,
     pub last_load_keys_loaded: AtomicU64,
     pub last_load_keys_expired: AtomicU64,
-    /// Whether a shutdown or SAVE asked the running save to stop.
-    pub abort_requested: AtomicBool,
+    /// The AOF's last write or fsync failed (shared with its writer, so
+    /// the MISCONF check of every write is one load, no lock).
+    pub aof_write_failed: std::sync::Arc<AtomicBool>,
     /// The AOF is on (its writer runs and the stream feeds it).
     pub aof_enabled: AtomicBool,
     /// Replies wait for their writes to be fsynced (`appendfsync always`).
@@ -62,7 +62,6 @@ impl Default for Status {
     fn default() -> Self {
         Status {
             dirty_at_last_save: AtomicU64::new(0),
-            dirty_at_save_start: AtomicU64::new(0),
             lastsave_s: AtomicI64::new(unix_ms() / 1000),
             bgsave_in_progress: AtomicBool::new(false),
             bgsave_scheduled: AtomicBool::new(false),
@@ -79,7 +78,7 @@ impl Default for Status {
             loading_loaded_bytes: AtomicU64::new(0),
             last_load_keys_loaded: AtomicU64::new(0),
             last_load_keys_expired: AtomicU64::new(0),
-            abort_requested: AtomicBool::new(false),
+            aof_write_failed: Default::default(),
             aof_enabled: AtomicBool::new(false),
             aof_waits: AtomicBool::new(false),
             aof_rewrite_in_progress: AtomicBool::new(false),

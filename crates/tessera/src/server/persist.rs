@@ -146,7 +146,6 @@ pub fn bgsave(srv: &ServerState) -> Result<(), String> {
     st.saves_started.fetch_add(1, Relaxed);
     st.background_jobs.fetch_add(1, Relaxed);
     st.bgsave_started_ms.store(running.started_ms(), Relaxed);
-    st.dirty_at_save_start.store(dirty, Relaxed);
     log::notice(&format!(
         "Background saving started by pid {}",
         std::process::id()
@@ -194,9 +193,10 @@ pub fn writes_denied(srv: &ServerState) -> Option<crate::commands::CmdError> {
     {
         return Some(crate::commands::CmdError::Misconf);
     }
-    if srv.persistence.aof_enabled.load(Relaxed) {
+    // (One load on every write; the lock only while the AOF is failing.)
+    if srv.persistence.aof_write_failed.load(Relaxed) {
         let aof = srv.aof.lock().clone();
-        if let Some(aof) = aof.filter(|a| a.write_failed.load(Relaxed)) {
+        if let Some(aof) = aof {
             return Some(crate::commands::CmdError::msg(format!(
                 "MISCONF Errors writing to the AOF file: {}",
                 aof.last_error.lock()
@@ -626,14 +626,7 @@ pub fn open_aof_at_startup(srv: &ServerState) -> Result<(), String> {
     }
     // The stream is fed from here on: nothing may run in between (clients
     // get -LOADING until this is done).
-    let aof = Aof::start(
-        None,
-        Fsync::from_name(&srv.config.appendfsync()),
-        srv.config.aof_timestamp_enabled(),
-        (0, 0),
-    );
-    let consumer: Arc<dyn crate::journal::Consumer> = aof.clone();
-    srv.journal.attach(consumer);
+    let aof = attach_aof_writer(srv);
     if m.base.is_none() && m.incrs.is_empty() {
         let base = m.new_base(&layout.basename, true);
         write_base(srv, layout.path(&base.name))?;
@@ -667,6 +660,21 @@ pub fn open_aof_at_startup(srv: &ServerState) -> Result<(), String> {
     }
     install_aof(srv, aof);
     Ok(())
+}
+
+/// A new AOF writer, with no file yet (a `switch_at` gives it one), fed by
+/// the stream from now on.
+fn attach_aof_writer(srv: &ServerState) -> Arc<Aof> {
+    let aof = Aof::start(
+        None,
+        Fsync::from_name(&srv.config.appendfsync()),
+        srv.config.aof_timestamp_enabled(),
+        (0, 0),
+        srv.persistence.aof_write_failed.clone(),
+    );
+    let consumer: Arc<dyn crate::journal::Consumer> = aof.clone();
+    srv.journal.attach(consumer);
+    aof
 }
 
 fn install_aof(srv: &ServerState, aof: Arc<Aof>) {
@@ -703,17 +711,7 @@ pub fn bgrewriteaof(srv: &ServerState, enable: bool) -> Result<(), String> {
     let existing = srv.aof.lock().clone();
     let aof = match existing {
         Some(a) => Some(a),
-        None if enable => {
-            let a = Aof::start(
-                None,
-                Fsync::from_name(&srv.config.appendfsync()),
-                srv.config.aof_timestamp_enabled(),
-                (0, 0),
-            );
-            let consumer: Arc<dyn crate::journal::Consumer> = a.clone();
-            srv.journal.attach(consumer);
-            Some(a)
-        }
+        None if enable => Some(attach_aof_writer(srv)),
         None => None,
     };
     let base = m.clone().new_base(&layout.basename, true);
@@ -940,7 +938,15 @@ impl crate::journal::Consumer for SyncFeed {
             &mut bytes,
         );
         if !st.rdb_sent {
+            // Held under the same limit as the outbox they will join.
             st.held.extend_from_slice(&bytes);
+            if self.limit > 0 && st.held.len() > self.limit {
+                log::warning(
+                    "Client scheduled to be closed ASAP for overcoming of output buffer limits.",
+                );
+                self.info.kill();
+                return false;
+            }
             return true;
         }
         self.push(&bytes)

@@ -1,5 +1,5 @@
 //! LZF, the compression Redis applies to RDB strings longer than 20 bytes
-//! (FUNCTION DUMP payloads today; DUMP/RESTORE and RDB files later).
+//! (RDB files, DUMP and FUNCTION DUMP payloads).
 //!
 //! The compressor makes the same choices as the liblzf build Redis ships
 //! (16-bit hash of the next three bytes, "very fast" mode: after a match only

@@ -100,7 +100,7 @@ pub struct Aof {
     pub base_size: AtomicU64,
     /// The last write or fsync failed (INFO's aof_last_write_status;
     /// writes get MISCONF meanwhile). Cleared when one succeeds.
-    pub write_failed: AtomicBool,
+    pub write_failed: Arc<AtomicBool>,
     pub last_error: Mutex<String>,
     pub delayed_fsyncs: AtomicU64,
 }
@@ -108,11 +108,13 @@ pub struct Aof {
 impl Aof {
     /// A writer appending to `file` (None: nothing until a rewrite
     /// switches to its first incremental file).
+    /// `failed` is raised while writes fail (the server's MISCONF flag).
     pub fn start(
         file: Option<File>,
         fsync: Fsync,
         timestamps: bool,
         sizes: (u64, u64),
+        failed: Arc<AtomicBool>,
     ) -> Arc<Aof> {
         let (durable, _) = tokio::sync::watch::channel(0u64);
         let aof = Arc::new(Aof {
@@ -130,7 +132,7 @@ impl Aof {
             durable,
             current_size: AtomicU64::new(sizes.0),
             base_size: AtomicU64::new(sizes.1),
-            write_failed: AtomicBool::new(false),
+            write_failed: failed,
             last_error: Mutex::new(String::new()),
             delayed_fsyncs: AtomicU64::new(0),
         });
@@ -198,6 +200,9 @@ impl Aof {
         if let Some(f) = file {
             let _ = f.sync_data();
         }
+        // Nothing waits for this writer any more: replies held for it go
+        // out (the AOF was switched off, or the server is exiting).
+        self.durable.send_replace(u64::MAX);
     }
 
     fn run(self: Arc<Self>) {
