@@ -14,6 +14,7 @@ pub mod dispatch;
 pub mod evict;
 pub mod lazyfree;
 pub mod memory;
+pub mod migrate;
 pub mod parked;
 pub mod persist;
 pub mod pubsub;
@@ -88,6 +89,7 @@ impl ServerState {
             scripts: crate::scripting::Scripts::new(),
             tracking: Default::default(),
             journal: Default::default(),
+            migrate_sockets: Default::default(),
             config,
         }
     }
@@ -465,6 +467,7 @@ fn accept_loop(
         tokio::spawn(exit_on_signals(srv.clone()));
         tokio::spawn(sample_metrics(srv.clone()));
         tokio::spawn(persist::save_rules_cron(srv.clone()));
+        tokio::spawn(migrate::close_idle_cron(srv.clone()));
         enum Event {
             Accepted(std::io::Result<tokio::net::TcpStream>),
             AcceptedUnix(std::io::Result<tokio::net::UnixStream>),

@@ -146,6 +146,8 @@ pub struct ServerState {
     pub tracking: super::tracking::TrackingTable,
     /// Where the threads' effects are merged into one stream.
     pub journal: crate::journal::Journal,
+    /// MIGRATE's idle connections to other servers.
+    pub migrate_sockets: super::migrate::MigrateSockets,
 }
 
 impl ServerState {

@@ -311,9 +311,11 @@ fn doc_args(out: &mut ReplyBuf, args: &[a::Arg]) {
             a::ArgType::Key(i) | a::ArgType::PatternKey(i) => Some(i),
             _ => None,
         };
+        // A pure token is shown even when empty (MIGRATE's `""`).
+        let has_token = !arg.token.is_empty() || matches!(arg.kind, a::ArgType::PureToken);
         let fields = 2
             + key_spec.is_some() as usize
-            + !arg.token.is_empty() as usize
+            + has_token as usize
             + !arg.since.is_empty() as usize
             + !arg.deprecated_since.is_empty() as usize
             + (arg.flags != 0) as usize
@@ -327,7 +329,7 @@ fn doc_args(out: &mut ReplyBuf, args: &[a::Arg]) {
             out.bulk(b"key_spec_index");
             out.int(i as i64);
         }
-        if !arg.token.is_empty() {
+        if has_token {
             out.bulk(b"token");
             out.bulk(arg.token.as_bytes());
         }
