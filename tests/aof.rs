@@ -604,3 +604,90 @@ fn a_full_disk_holds_acknowledgements_and_recovers() {
     assert_eq!(c.call(&["EXISTS", "refused"]), Frame::Integer(0));
     drop(t);
 }
+
+/// Bytes in every file of the append-only directory.
+fn aof_bytes(dir: &DataDir) -> u64 {
+    fs::read_dir(aof_dir(dir))
+        .expect("appendonlydir")
+        .filter_map(|e| e.ok()?.metadata().ok())
+        .map(|m| m.len())
+        .sum()
+}
+
+#[test]
+fn debug_loadaof_reloads_the_directory_without_writing_it_again() {
+    let dir = DataDir::new("aof-loadaof");
+    let args = [
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "everysec",
+        "--enable-debug-command",
+        "yes",
+    ];
+    let t = start(ServerKind::target(), &dir, &args);
+    let mut c = t.raw();
+    populate(&mut c, 21);
+    assert_eq!(
+        c.call(&["BGREWRITEAOF"]),
+        simple("Background append only file rewriting started")
+    );
+    assert!(common::wait_until(Duration::from_secs(30), || {
+        info_field(&mut c, "persistence", "aof_rewrite_in_progress") == "0"
+    }));
+    populate(&mut c, 22);
+    c.pipeline(&[
+        vec!["MULTI"],
+        vec!["INCR", "counter"],
+        vec!["SET", "ttl", "v", "EX", "1000"],
+        vec!["EXEC"],
+    ]);
+    let before = describe(&mut c);
+    let digest = c.call(&["DEBUG", "DIGEST"]);
+    std::thread::sleep(Duration::from_millis(300));
+    let bytes = aof_bytes(&dir);
+    assert_eq!(c.call(&["DEBUG", "LOADAOF"]), simple("OK"));
+    assert_eq!(c.call(&["DEBUG", "DIGEST"]), digest);
+    assert_same_data(
+        &without_read_counters(&describe(&mut c)),
+        &without_read_counters(&before),
+        "after DEBUG LOADAOF",
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        aof_bytes(&dir),
+        bytes,
+        "the reload wrote nothing to the AOF"
+    );
+    // Writing goes on into the same files, and all of it loads again.
+    c.call(&["SET", "after", "reload"]);
+    assert_eq!(c.call(&["DEBUG", "LOADAOF"]), simple("OK"));
+    assert_eq!(c.call(&["GET", "after"]), bulk("reload"));
+    drop(t);
+    check_aof(&dir);
+    let t = start(ServerKind::target(), &dir, &args);
+    let mut c = t.raw();
+    assert_eq!(c.call(&["GET", "after"]), bulk("reload"));
+    c.call(&["DEL", "after"]);
+    assert_same_data(
+        &without_read_counters(&describe(&mut c)),
+        &without_read_counters(&before),
+        "after restart",
+    );
+}
+
+#[test]
+fn debug_loadaof_without_an_aof_ends_the_server() {
+    let dir = DataDir::new("aof-loadaof-none");
+    let mut t = start(
+        ServerKind::target(),
+        &dir,
+        &["--enable-debug-command", "yes"],
+    );
+    let mut c = t.raw();
+    c.call(&["SET", "k", "v"]);
+    // As redis-server 7.0: no AOF to load is fatal.
+    assert_eq!(c.try_call(&["DEBUG", "LOADAOF"]), None);
+    let status = t.wait_exit(Duration::from_secs(30)).expect("server exits");
+    assert_eq!(status.code(), Some(1));
+}

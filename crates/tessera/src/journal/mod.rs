@@ -79,6 +79,20 @@ impl Journal {
         self.publish(effects::take_units(atomic))
     }
 
+    /// Takes the units this thread closed and drops their ops: the numbers
+    /// are passed (the stream goes on in order), nothing is fed. For what
+    /// is replayed from the AOF, which is there already.
+    pub fn discard_pending(&self) {
+        if !effects::pending() {
+            return;
+        }
+        let mut units = effects::take_units(false);
+        for unit in &mut units {
+            unit.ops.clear();
+        }
+        self.publish(units);
+    }
+
     fn publish(&self, units: Vec<Unit>) -> u64 {
         let mut st = self.state.lock();
         let mut last = 0;

@@ -250,13 +250,19 @@ impl Drop for AbortableWaits {
 /// held guard, and a request for any other shard locks it and keeps it
 /// until the scope ends. So the commands inside run unchanged, atomically.
 ///
-/// Only one scope per thread; dropping it releases everything.
+/// One scope per thread; dropping it releases everything. A scope opened
+/// inside another (an EXEC replayed by DEBUG LOADAOF, which holds every
+/// shard) is the outer one's: it holds nothing of its own.
 pub struct HoldScope<'k> {
     _keyspace: PhantomData<&'k Keyspace>,
+    nested: bool,
 }
 
 impl Drop for HoldScope<'_> {
     fn drop(&mut self) {
+        if self.nested {
+            return;
+        }
         // Guards are dropped here, before the keyspace they borrow can go
         // (the scope borrows it).
         // (Cleared in place: the next scope reuses the vector.)
@@ -335,6 +341,13 @@ impl Keyspace {
     /// EXEC or a script; see [`HoldScope`]. Acquired without holding any
     /// while waiting, like [`Keyspace::lock_keys`].
     pub fn hold(&self, idxs: &[usize]) -> HoldScope<'_> {
+        if HOLDING.with(|h| h.get()) {
+            // What is not held yet is locked and kept on first use.
+            return HoldScope {
+                _keyspace: PhantomData,
+                nested: true,
+            };
+        }
         let guards = self.acquire_all(idxs);
         HELD.with(|h| {
             let mut held = h.borrow_mut();
@@ -353,6 +366,7 @@ impl Keyspace {
         HOLDING.with(|h| h.set(true));
         HoldScope {
             _keyspace: PhantomData,
+            nested: false,
         }
     }
 

@@ -145,10 +145,15 @@ fn execute_command(
     // Events and ready keys queued on this thread while a busy script runs
     // here are the script's, to be delivered when it ends.
     if !super::parked::pumping() {
-        let unit = srv
-            .journal
-            .publish_pending(!cmd.has(flags::TOUCHES_ARBITRARY_KEYS));
-        client.awaits_durable = client.awaits_durable.max(unit);
+        if client.replaying {
+            // Replayed from the AOF: already there, not propagated again.
+            srv.journal.discard_pending();
+        } else {
+            let unit = srv
+                .journal
+                .publish_pending(!cmd.has(flags::TOUCHES_ARBITRARY_KEYS));
+            client.awaits_durable = client.awaits_durable.max(unit);
+        }
         deliver_events(srv, client, out, mark);
         signal_ready_keys(srv, Some(client));
     }

@@ -432,16 +432,7 @@ pub fn debug_reload(srv: &ServerState, save: bool, flush: bool, merge: bool) -> 
         save_now(srv)?;
     }
     if flush {
-        {
-            let mut all = srv.keyspace.lock_all();
-            for shard in all.shards_mut() {
-                for table in shard.dbs.iter_mut() {
-                    drop(table.clear());
-                }
-            }
-        }
-        *srv.scripts.libraries.lock() = Default::default();
-        srv.scripts.generation.fetch_add(1, Relaxed);
+        empty_data(srv);
     }
     let data = std::fs::read(rdb_path(srv)).map_err(|e| {
         log::warning(&format!("Failed loading the RDB file: {e}"));
@@ -453,6 +444,21 @@ pub fn debug_reload(srv: &ServerState, save: bool, flush: bool, merge: bool) -> 
     })?;
     log::notice("DB reloaded by DEBUG RELOAD");
     Ok(())
+}
+
+/// Empties every database and the function libraries, propagating
+/// nothing (what a reload replaces).
+fn empty_data(srv: &ServerState) {
+    {
+        let mut all = srv.keyspace.lock_all();
+        for shard in all.shards_mut() {
+            for table in shard.dbs.iter_mut() {
+                drop(table.clear());
+            }
+        }
+    }
+    *srv.scripts.libraries.lock() = Default::default();
+    srv.scripts.generation.fetch_add(1, Relaxed);
 }
 
 // ---------------------------------------------------------------- AOF
@@ -598,6 +604,36 @@ fn load_aof(srv: &ServerState, layout: &Layout, m: &Manifest) -> Result<(), Stri
         started.elapsed().as_secs_f64()
     ));
     Ok(())
+}
+
+/// DEBUG LOADAOF: what the AOF writer holds reaches its files, the data is
+/// emptied and the append-only directory loaded back (the caller holds
+/// every shard). As in Redis, an AOF that is missing or does not load
+/// ends the server; what was replayed is not propagated again.
+pub fn debug_loadaof(srv: &ServerState) {
+    let aof = srv.aof.lock().clone();
+    if let Some(aof) = aof {
+        aof.drain();
+    }
+    empty_data(srv);
+    let layout = aof_layout(srv);
+    let loaded = match layout.load_manifest() {
+        Ok(Some(m)) if m.base.is_some() || !m.incrs.is_empty() => load_aof(srv, &layout, &m),
+        Ok(_) => Err(format!(
+            "DEBUG LOADAOF: no append only file in {}",
+            layout.dir.display()
+        )),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = loaded {
+        log::warning(&e);
+        log::warning("DEBUG LOADAOF failed to load the AOF. Exiting.");
+        std::process::exit(1);
+    }
+    srv.persistence
+        .dirty_at_last_save
+        .store(crate::keyspace::effects::total_dirty(), Relaxed);
+    log::warning("Append Only File loaded by DEBUG LOADAOF");
 }
 
 /// Writes a base file of the current data (an RDB image) at `path`.

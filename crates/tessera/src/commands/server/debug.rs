@@ -276,6 +276,16 @@ pub(super) fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
         crate::server::persist::debug_reload(ctx.srv, save, flush, merge).map_err(CmdError::msg)?;
         ctx.out.ok();
+    } else if eq_ic(sub, "loadaof") {
+        // Nothing else runs meanwhile, as in Redis (inside EXEC the
+        // transaction's scope already keeps what it locks).
+        let all: Vec<usize> = (0..crate::keyspace::NUM_SHARDS).collect();
+        let _hold = (!ctx.client.multi.in_exec).then(|| ctx.srv.keyspace.hold(&all));
+        crate::server::persist::debug_loadaof(ctx.srv);
+        // The replayed commands changed data; the reload itself is not a
+        // write to propagate (Redis resets its dirty counter here).
+        ctx.no_propagate();
+        ctx.out.ok();
     } else if eq_ic(sub, "help") {
         return help_reply(
             ctx,
@@ -285,6 +295,8 @@ pub(super) fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 "    Output a hex signature representing the current DB content.",
                 "DIGEST-VALUE <key> [<key> ...]",
                 "    Output a hex signature of the values of all the specified keys.",
+                "LOADAOF",
+                "    Flush the AOF buffers on disk and reload the AOF in memory.",
                 "OBJECT <key>",
                 "    Show low level info about the key and associated value.",
                 "POPULATE <count> [<prefix>] [<size>]",

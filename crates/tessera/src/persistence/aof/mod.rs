@@ -183,6 +183,19 @@ impl Aof {
         *self.durable.borrow()
     }
 
+    /// Blocks until every unit fed so far is written to its file (or
+    /// writing fails: then what is on disk is all there is).
+    pub fn drain(&self) {
+        let target = {
+            let p = self.pending.lock();
+            p.segments.iter().map(|s| s.last_seq).max().unwrap_or(0)
+        };
+        while self.durable_seq() < target && !self.write_failed.load(Relaxed) {
+            self.wake.notify_one();
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     /// Writes and fsyncs everything pending, from the calling thread
     /// (shutdown), then stops the writer.
     pub fn flush_and_stop(&self) {
