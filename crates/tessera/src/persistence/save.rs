@@ -5,7 +5,9 @@
 //! thread runs [`Running::write`], writing each shard's capture (taken by
 //! the saver itself, or earlier by a thread that needed the shard) to a
 //! temporary file, which is fsynced and renamed over the target only when
-//! complete: a crash at any moment leaves the previous file intact.
+//! complete: a crash at any moment leaves the previous file intact. The
+//! same walk writes an AOF base in command form when the job asks for it
+//! (`aof-use-rdb-preamble no`).
 
 use std::fs::File;
 use std::io::Write;
@@ -33,6 +35,9 @@ pub struct SaveJob {
     /// Extra aux fields after Redis's standard ones.
     pub used_memory: u64,
     pub aof_base: bool,
+    /// Write commands instead of an RDB image (an AOF base without the
+    /// RDB preamble); `Some(true)` starts it with a `#TS:` annotation.
+    pub as_commands: Option<bool>,
     /// rdb-key-save-delay: microseconds to sleep per key written (tests).
     pub key_delay_us: i64,
     /// fsync every 4 MiB while writing (rdb-save-incremental-fsync).
@@ -86,7 +91,12 @@ pub struct SaveStats {
     pub started_ms: i64,
 }
 
-fn capture_shard(shard: &Shard, opts: &SaveOptions, access: AccessMode) -> ShardImage {
+fn capture_shard(
+    shard: &Shard,
+    opts: &SaveOptions,
+    access: AccessMode,
+    as_commands: bool,
+) -> ShardImage {
     let now_ms = super::unix_ms();
     let record = match access {
         AccessMode::None => AccessRecord::None,
@@ -112,7 +122,11 @@ fn capture_shard(shard: &Shard, opts: &SaveOptions, access: AccessMode) -> Shard
             } else {
                 0
             };
-            file::write_key(&mut bytes, key, entry, expire, opts, record);
+            if as_commands {
+                super::aof::rewrite::write_key(&mut bytes, key, entry, expire);
+            } else {
+                file::write_key(&mut bytes, key, entry, expire, opts, record);
+            }
             keys += 1;
         }
         total += bytes.len();
@@ -136,8 +150,9 @@ pub fn begin_at(job: SaveJob, at_instant: AtInstant) -> Result<Running, String> 
     let sink = captures.clone();
     let opts = job.opts;
     let access = job.access;
+    let as_commands = job.as_commands.is_some();
     let capture = Box::new(move |idx: usize, shard: &Shard| {
-        let image = capture_shard(shard, &opts, access);
+        let image = capture_shard(shard, &opts, access, as_commands);
         let held = sink.held_bytes.fetch_add(image.bytes as u64, Relaxed) + image.bytes as u64;
         sink.peak_bytes.fetch_max(held, Relaxed);
         sink.slots.lock()[idx] = Some(image);
@@ -251,22 +266,18 @@ impl Running {
         let ck = job.checksum;
 
         let mut head = Vec::new();
-        let ctime = self.started_ms / 1000;
-        file::write_header(
-            &mut head,
-            &[
-                (
-                    "redis-ver",
-                    AuxValue::Str(crate::REDIS_COMPAT_VERSION.as_bytes()),
-                ),
-                ("redis-bits", AuxValue::Int(64)),
-                ("ctime", AuxValue::Int(ctime)),
-                ("used-mem", AuxValue::Int(job.used_memory as i64)),
-                ("aof-base", AuxValue::Int(job.aof_base as i64)),
-            ],
-        );
-        for code in &job.functions {
-            file::write_function(&mut head, code, job.opts.compress);
+        match job.as_commands {
+            Some(timestamp) => {
+                if timestamp {
+                    head.extend_from_slice(
+                        format!("#TS:{}\r\n", self.started_ms / 1000).as_bytes(),
+                    );
+                }
+                for code in &job.functions {
+                    super::aof::rewrite::write_function(&mut head, code);
+                }
+            }
+            None => self.write_rdb_header(&mut head),
         }
         out.put(&head, ck).map_err(werr)?;
 
@@ -290,11 +301,15 @@ impl Running {
             for db in image.dbs {
                 if current_db != Some(db.db) {
                     let mut sel = Vec::new();
-                    file::write_select_db(&mut sel, db.db);
-                    if let Some(done) = sized.get_mut(db.db).filter(|d| !**d) {
-                        *done = true;
-                        let (k, v) = self.sizes[db.db];
-                        file::write_resize_db(&mut sel, k, v);
+                    if job.as_commands.is_some() {
+                        super::aof::rewrite::write_select(&mut sel, db.db);
+                    } else {
+                        file::write_select_db(&mut sel, db.db);
+                        if let Some(done) = sized.get_mut(db.db).filter(|d| !**d) {
+                            *done = true;
+                            let (k, v) = self.sizes[db.db];
+                            file::write_resize_db(&mut sel, k, v);
+                        }
                     }
                     out.put(&sel, ck).map_err(werr)?;
                     current_db = Some(db.db);
@@ -316,11 +331,13 @@ impl Running {
             }
         }
         debug_assert_eq!(self.snapshot.remaining(), 0);
-        let mut tail = Vec::new();
-        file::write_eof(&mut tail);
-        out.put(&tail, ck).map_err(werr)?;
-        let crc = if ck { out.crc } else { 0 };
-        out.put(&crc.to_le_bytes(), false).map_err(werr)?;
+        if job.as_commands.is_none() {
+            let mut tail = Vec::new();
+            file::write_eof(&mut tail);
+            out.put(&tail, ck).map_err(werr)?;
+            let crc = if ck { out.crc } else { 0 };
+            out.put(&crc.to_le_bytes(), false).map_err(werr)?;
+        }
         out.inner.flush().map_err(werr)?;
         out.inner.get_ref().sync_all().map_err(werr)?;
         Ok(SaveStats {
@@ -329,6 +346,30 @@ impl Running {
             cow_bytes: self.captures.peak_bytes.load(Relaxed),
             started_ms: self.started_ms,
         })
+    }
+}
+
+impl Running {
+    /// RDB's magic, aux fields and function records.
+    fn write_rdb_header(&self, head: &mut Vec<u8>) {
+        let job = &self.job;
+        let ctime = self.started_ms / 1000;
+        file::write_header(
+            head,
+            &[
+                (
+                    "redis-ver",
+                    AuxValue::Str(crate::REDIS_COMPAT_VERSION.as_bytes()),
+                ),
+                ("redis-bits", AuxValue::Int(64)),
+                ("ctime", AuxValue::Int(ctime)),
+                ("used-mem", AuxValue::Int(job.used_memory as i64)),
+                ("aof-base", AuxValue::Int(job.aof_base as i64)),
+            ],
+        );
+        for code in &job.functions {
+            file::write_function(head, code, job.opts.compress);
+        }
     }
 }
 

@@ -67,6 +67,7 @@ fn job(srv: &ServerState) -> SaveJob {
         functions,
         used_memory: srv.used_memory(),
         aof_base: false,
+        as_commands: None,
         key_delay_us: srv.config.rdb_key_save_delay(),
         incremental_fsync: srv.config.rdb_save_incremental_fsync(),
     }
@@ -636,13 +637,23 @@ pub fn debug_loadaof(srv: &ServerState) {
     log::warning("Append Only File loaded by DEBUG LOADAOF");
 }
 
-/// Writes a base file of the current data (an RDB image) at `path`.
+/// Writes a base file of the current data at `path`: an RDB image, or
+/// commands when `aof-use-rdb-preamble` is off.
 fn write_base(srv: &ServerState, path: PathBuf) -> Result<u64, String> {
-    let mut j = job(srv);
+    let mut j = base_job(srv);
     j.path = path.clone();
-    j.aof_base = true;
     save::begin(j)?.write()?;
     Ok(aof::file_size(&path))
+}
+
+/// A save that writes an AOF base, in the form `aof-use-rdb-preamble` says.
+fn base_job(srv: &ServerState) -> SaveJob {
+    let mut j = job(srv);
+    j.aof_base = true;
+    if !srv.config.aof_use_rdb_preamble() {
+        j.as_commands = Some(srv.config.aof_timestamp_enabled());
+    }
+    j
 }
 
 /// Turns the AOF on at start-up: loads it (when a manifest exists) or
@@ -664,7 +675,7 @@ pub fn open_aof_at_startup(srv: &ServerState) -> Result<(), String> {
     // get -LOADING until this is done).
     let aof = attach_aof_writer(srv);
     if m.base.is_none() && m.incrs.is_empty() {
-        let base = m.new_base(&layout.basename, true);
+        let base = m.new_base(&layout.basename, srv.config.aof_use_rdb_preamble());
         write_base(srv, layout.path(&base.name))?;
         log::notice(&format!(
             "Creating AOF base file {} on server start",
@@ -750,7 +761,8 @@ pub fn bgrewriteaof(srv: &ServerState, enable: bool) -> Result<(), String> {
         None if enable => Some(attach_aof_writer(srv)),
         None => None,
     };
-    let base = m.clone().new_base(&layout.basename, true);
+    let rdb_base = srv.config.aof_use_rdb_preamble();
+    let base = m.clone().new_base(&layout.basename, rdb_base);
     let mut file = None;
     let mut incr_name = None;
     if aof.is_some() {
@@ -764,9 +776,8 @@ pub fn bgrewriteaof(srv: &ServerState, enable: bool) -> Result<(), String> {
             .map_err(|e| fail(format!("ERR {e}")))?;
         incr_name = Some(incr.name);
     }
-    let mut j = job(srv);
+    let mut j = base_job(srv);
     j.path = layout.path(&base.name);
-    j.aof_base = true;
     j.incremental_fsync = srv.config.aof_rewrite_incremental_fsync();
     // At the instant, under every shard lock: units from it on go to the
     // new incremental file.
@@ -796,7 +807,7 @@ pub fn bgrewriteaof(srv: &ServerState, enable: bool) -> Result<(), String> {
             let st = &status;
             let result = running.write().and_then(|stats| {
                 let mut m = m;
-                m.new_base(&layout.basename, true);
+                m.new_base(&layout.basename, rdb_base);
                 if aof.is_some() {
                     m.retire_incrs_before_last();
                 } else {

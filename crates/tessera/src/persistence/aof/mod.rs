@@ -18,6 +18,7 @@
 
 pub mod manifest;
 pub mod reader;
+pub mod rewrite;
 
 use std::collections::VecDeque;
 use std::fs::File;
