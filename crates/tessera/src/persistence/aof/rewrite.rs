@@ -164,7 +164,7 @@ pub fn write_key(out: &mut Vec<u8>, key: &[u8], entry: &Entry, expire_ms: i64) {
 }
 
 fn write_stream(out: &mut Vec<u8>, key: &[u8], s: &StreamValue) {
-    if s.len() > 0 {
+    if !s.is_empty() {
         s.range(StreamId::MIN, StreamId::MAX, false, |e| {
             let pairs: Vec<(&[u8], &[u8])> = e.fields().collect();
             count(out, 3 + pairs.len() * 2);
