@@ -354,6 +354,7 @@ const APPENDDIRNAME: usize = idx("appenddirname");
 const APPENDFSYNC: usize = idx("appendfsync");
 const AOF_LOAD_TRUNCATED: usize = idx("aof-load-truncated");
 const AOF_USE_RDB_PREAMBLE: usize = idx("aof-use-rdb-preamble");
+const NO_APPENDFSYNC_ON_REWRITE: usize = idx("no-appendfsync-on-rewrite");
 const AOF_TIMESTAMP_ENABLED: usize = idx("aof-timestamp-enabled");
 const AUTO_AOF_REWRITE_PERCENTAGE: usize = idx("auto-aof-rewrite-percentage");
 const AUTO_AOF_REWRITE_MIN_SIZE: usize = idx("auto-aof-rewrite-min-size");
@@ -1092,6 +1093,9 @@ impl Config {
     }
     pub fn aof_load_truncated(&self) -> bool {
         self.num(AOF_LOAD_TRUNCATED) != 0
+    }
+    pub fn no_appendfsync_on_rewrite(&self) -> bool {
+        self.num(NO_APPENDFSYNC_ON_REWRITE) != 0
     }
     pub fn aof_use_rdb_preamble(&self) -> bool {
         self.num(AOF_USE_RDB_PREAMBLE) != 0

@@ -718,10 +718,22 @@ fn attach_aof_writer(srv: &ServerState) -> Arc<Aof> {
         srv.config.aof_timestamp_enabled(),
         (0, 0),
         srv.persistence.aof_write_failed.clone(),
+        fsync_paused(srv),
     );
     let consumer: Arc<dyn crate::journal::Consumer> = aof.clone();
     srv.journal.attach(consumer);
     aof
+}
+
+/// no-appendfsync-on-rewrite: no fsync while a BGSAVE or an AOF rewrite
+/// runs (read at every write, so CONFIG SET takes effect at once).
+fn fsync_paused(srv: &ServerState) -> aof::FsyncPaused {
+    let config = srv.config.clone();
+    let st = srv.persistence.clone();
+    Box::new(move || {
+        config.no_appendfsync_on_rewrite()
+            && (st.bgsave_in_progress.load(Relaxed) || st.aof_rewrite_in_progress.load(Relaxed))
+    })
 }
 
 fn install_aof(srv: &ServerState, aof: Arc<Aof>) {

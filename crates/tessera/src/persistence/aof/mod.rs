@@ -104,18 +104,29 @@ pub struct Aof {
     pub write_failed: Arc<AtomicBool>,
     pub last_error: Mutex<String>,
     pub delayed_fsyncs: AtomicU64,
+    /// fsyncs done (for tests of when they happen).
+    pub fsyncs: AtomicU64,
+    /// Whether fsyncs are skipped right now (no-appendfsync-on-rewrite
+    /// while a save or rewrite runs): writes still go out and replies are
+    /// still released, without waiting for the disk, as in Redis.
+    fsync_paused: FsyncPaused,
 }
+
+/// See [`Aof::start`].
+pub type FsyncPaused = Box<dyn Fn() -> bool + Send + Sync>;
 
 impl Aof {
     /// A writer appending to `file` (None: nothing until a rewrite
     /// switches to its first incremental file).
-    /// `failed` is raised while writes fail (the server's MISCONF flag).
+    /// `failed` is raised while writes fail (the server's MISCONF flag);
+    /// `fsync_paused` says when fsyncs are to be skipped.
     pub fn start(
         file: Option<File>,
         fsync: Fsync,
         timestamps: bool,
         sizes: (u64, u64),
         failed: Arc<AtomicBool>,
+        fsync_paused: FsyncPaused,
     ) -> Arc<Aof> {
         let (durable, _) = tokio::sync::watch::channel(0u64);
         let aof = Arc::new(Aof {
@@ -136,6 +147,8 @@ impl Aof {
             write_failed: failed,
             last_error: Mutex::new(String::new()),
             delayed_fsyncs: AtomicU64::new(0),
+            fsyncs: AtomicU64::new(0),
+            fsync_paused,
         });
         let writer = aof.clone();
         let _ = std::thread::Builder::new()
@@ -263,22 +276,29 @@ impl Aof {
                 last_seq = last_seq.max(seg.last_seq);
                 unsynced = Some(seg.file);
             }
-            match self.fsync_policy() {
-                Fsync::Always => {
-                    if let Some(f) = unsynced.take() {
-                        self.sync_retrying(&f);
-                    }
-                    last_fsync = Instant::now();
-                }
-                Fsync::Everysec => {
-                    if last_fsync.elapsed() >= Duration::from_secs(1) {
+            let policy = self.fsync_policy();
+            if policy != Fsync::No && (self.fsync_paused)() {
+                // The file stays unsynced; the first fsync after the
+                // background job covers it.
+                last_fsync = Instant::now();
+            } else {
+                match policy {
+                    Fsync::Always => {
                         if let Some(f) = unsynced.take() {
                             self.sync_retrying(&f);
                         }
                         last_fsync = Instant::now();
                     }
+                    Fsync::Everysec => {
+                        if last_fsync.elapsed() >= Duration::from_secs(1) {
+                            if let Some(f) = unsynced.take() {
+                                self.sync_retrying(&f);
+                            }
+                            last_fsync = Instant::now();
+                        }
+                    }
+                    Fsync::No => unsynced = None,
                 }
-                Fsync::No => unsynced = None,
             }
             if last_seq > 0 {
                 self.durable.send_if_modified(|d| {
@@ -310,6 +330,7 @@ impl Aof {
         loop {
             match file.sync_data() {
                 Ok(()) => {
+                    self.fsyncs.fetch_add(1, Relaxed);
                     self.recovered();
                     return;
                 }
@@ -420,4 +441,63 @@ impl Layout {
 /// The size of a file (0 when missing).
 pub fn file_size(p: &Path) -> u64 {
     std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keyspace::effects::Op;
+
+    fn unit(seq: u64) -> Unit {
+        Unit {
+            seq,
+            atomic: false,
+            ops: vec![Op {
+                db: 0,
+                argv: vec![b"SET".to_vec(), b"k".to_vec(), seq.to_string().into_bytes()],
+                targets: target::ALL,
+            }],
+        }
+    }
+
+    fn wait_durable(aof: &Aof, seq: u64) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while aof.durable_seq() < seq {
+            assert!(Instant::now() < deadline, "unit {seq} never written");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn paused_fsyncs_release_replies_and_resume() {
+        let dir = std::env::temp_dir().join(format!("tessera-aof-paused-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let path = dir.join("a.aof");
+        let file = File::create(&path).expect("create");
+        let paused = Arc::new(AtomicBool::new(true));
+        let flag = paused.clone();
+        let aof = Aof::start(
+            Some(file),
+            Fsync::Always,
+            false,
+            (0, 0),
+            Arc::new(AtomicBool::new(false)),
+            Box::new(move || flag.load(Relaxed)),
+        );
+        aof.feed(&unit(1));
+        wait_durable(&aof, 1);
+        assert_eq!(aof.fsyncs.load(Relaxed), 0, "no fsync while paused");
+        paused.store(false, Relaxed);
+        aof.feed(&unit(2));
+        wait_durable(&aof, 2);
+        assert!(aof.fsyncs.load(Relaxed) >= 1, "fsyncs resume");
+        aof.flush_and_stop();
+        let text = std::fs::read(&path).expect("read");
+        assert!(
+            text.ends_with(b"$1\r\n2\r\n"),
+            "{}",
+            String::from_utf8_lossy(&text)
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
