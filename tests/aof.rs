@@ -778,3 +778,51 @@ fn fmt_info(c: &mut RawClient) -> String {
         names
     )
 }
+
+#[test]
+fn the_aof_rewrites_itself_when_it_doubles() {
+    let dir = DataDir::new("aof-auto");
+    let args = [
+        "--appendonly",
+        "yes",
+        "--auto-aof-rewrite-percentage",
+        "100",
+        "--auto-aof-rewrite-min-size",
+        "64kb",
+    ];
+    let t = start(ServerKind::target(), &dir, &args);
+    let mut c = t.raw();
+    assert_eq!(info_field(&mut c, "persistence", "aof_rewrites"), "0");
+    // The same ten keys over and over: the log grows, the data does not.
+    let value = "x".repeat(100);
+    for round in 0..300 {
+        let cmds: Vec<Vec<String>> = (0..10)
+            .map(|k| vec!["SET".into(), format!("k{k}"), format!("{value}{round}")])
+            .collect();
+        c.pipeline(&cmds);
+    }
+    assert!(
+        common::wait_until(Duration::from_secs(30), || {
+            info_field(&mut c, "persistence", "aof_rewrites") != "0"
+                && info_field(&mut c, "persistence", "aof_rewrite_in_progress") == "0"
+        }),
+        "no automatic rewrite"
+    );
+    let log = t.log_tail(200);
+    assert!(
+        log.contains("Starting automatic rewriting of AOF on"),
+        "{log}"
+    );
+    let base: u64 = info_field(&mut c, "persistence", "aof_base_size")
+        .parse()
+        .expect("aof_base_size");
+    assert!(
+        base < 64 * 1024,
+        "the new base holds only the live data ({base} bytes)"
+    );
+    drop(t);
+    check_aof(&dir);
+    let t = start(ServerKind::target(), &dir, &args);
+    let mut c = t.raw();
+    assert_eq!(c.call(&["GET", "k9"]), bulk(format!("{value}299")));
+}

@@ -219,13 +219,23 @@ pub async fn save_rules_cron(srv: Arc<ServerState>) {
         if st.loading() {
             continue;
         }
-        if !st.bgsave_in_progress.load(Relaxed)
-            && !st.aof_rewrite_in_progress.load(Relaxed)
-            && (st.aof_rewrite_scheduled.load(Relaxed) || aof_rewrite_due(&srv))
-        {
-            st.aof_rewrite_scheduled.store(false, Relaxed);
-            if let Err(e) = bgrewriteaof(&srv, false) {
-                log::warning(&e);
+        if !st.bgsave_in_progress.load(Relaxed) && !st.aof_rewrite_in_progress.load(Relaxed) {
+            let scheduled = st.aof_rewrite_scheduled.load(Relaxed);
+            let growth = if scheduled {
+                None
+            } else {
+                aof_rewrite_due(&srv)
+            };
+            if let Some(g) = growth {
+                log::notice(&format!(
+                    "Starting automatic rewriting of AOF on {g}% growth"
+                ));
+            }
+            if scheduled || growth.is_some() {
+                st.aof_rewrite_scheduled.store(false, Relaxed);
+                if let Err(e) = bgrewriteaof(&srv, false) {
+                    log::warning(&e);
+                }
             }
         }
         if st.bgsave_in_progress.load(Relaxed) || st.aof_rewrite_in_progress.load(Relaxed) {
@@ -886,19 +896,19 @@ pub fn flush_aof_for_shutdown(srv: &ServerState) {
     }
 }
 
-/// The automatic rewrite (auto-aof-rewrite-percentage / -min-size).
-pub fn aof_rewrite_due(srv: &ServerState) -> bool {
-    let Some(aof) = srv.aof.lock().clone() else {
-        return false;
-    };
+/// The automatic rewrite (auto-aof-rewrite-percentage / -min-size): the
+/// AOF's growth over its base in percent, when a rewrite is due.
+pub fn aof_rewrite_due(srv: &ServerState) -> Option<u64> {
+    let aof = srv.aof.lock().clone()?;
     let pct = srv.config.auto_aof_rewrite_percentage();
     let min = srv.config.auto_aof_rewrite_min_size().max(0) as u64;
     if pct <= 0 || srv.persistence.aof_rewrite_in_progress.load(Relaxed) {
-        return false;
+        return None;
     }
     let current = aof.current_size.load(Relaxed) + aof.base_size.load(Relaxed);
     let base = aof.base_size.load(Relaxed).max(1);
-    current > min && (current - base) * 100 / base >= pct as u64
+    let growth = current.saturating_sub(base) * 100 / base;
+    (current > min && growth >= pct as u64).then_some(growth)
 }
 
 /// CONFIG SET appendonly: on starts a rewrite that writes the first base
