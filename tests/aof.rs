@@ -38,6 +38,26 @@ fn check_aof(dir: &DataDir) {
     );
 }
 
+/// Data with seed `seed` in the base (written by a BGREWRITEAOF), more with
+/// `seed + 1` after it in the new incremental file, some with TTLs, some in MULTI.
+fn populate_across_a_rewrite(c: &mut RawClient, seed: u64) {
+    populate(c, seed);
+    assert_eq!(
+        c.call(&["BGREWRITEAOF"]),
+        simple("Background append only file rewriting started")
+    );
+    assert!(common::wait_until(Duration::from_secs(30), || {
+        info_field(c, "persistence", "aof_rewrite_in_progress") == "0"
+    }));
+    populate(c, seed + 1);
+    c.pipeline(&[
+        vec!["MULTI"],
+        vec!["INCR", "counter"],
+        vec!["SET", "ttl", "v", "EX", "1000"],
+        vec!["EXEC"],
+    ]);
+}
+
 fn copy_dir(from: &Path, to: &Path) {
     fs::create_dir_all(to).expect("mkdir");
     for e in fs::read_dir(from).expect("read dir").flatten() {
@@ -50,22 +70,7 @@ fn tessera_aof_is_valid_for_redis_check_aof_and_loads_into_redis() {
     let dir = DataDir::new("aof-t2r");
     let t = start(ServerKind::Tessera, &dir, AOF_ON);
     let mut c = t.raw();
-    populate(&mut c, 11);
-    assert_eq!(
-        c.call(&["BGREWRITEAOF"]),
-        simple("Background append only file rewriting started")
-    );
-    assert!(common::wait_until(Duration::from_secs(30), || {
-        info_field(&mut c, "persistence", "aof_rewrite_in_progress") == "0"
-    }));
-    // More after the rewrite, in the new incremental file; some with TTLs, some in MULTI.
-    populate(&mut c, 12);
-    c.pipeline(&[
-        vec!["MULTI"],
-        vec!["INCR", "counter"],
-        vec!["SET", "ttl", "v", "EX", "1000"],
-        vec!["EXEC"],
-    ]);
+    populate_across_a_rewrite(&mut c, 11);
     let before = describe(&mut c);
     assert_eq!(info_field(&mut c, "persistence", "aof_enabled"), "1");
     assert_eq!(
@@ -627,21 +632,7 @@ fn debug_loadaof_reloads_the_directory_without_writing_it_again() {
     ];
     let t = start(ServerKind::target(), &dir, &args);
     let mut c = t.raw();
-    populate(&mut c, 21);
-    assert_eq!(
-        c.call(&["BGREWRITEAOF"]),
-        simple("Background append only file rewriting started")
-    );
-    assert!(common::wait_until(Duration::from_secs(30), || {
-        info_field(&mut c, "persistence", "aof_rewrite_in_progress") == "0"
-    }));
-    populate(&mut c, 22);
-    c.pipeline(&[
-        vec!["MULTI"],
-        vec!["INCR", "counter"],
-        vec!["SET", "ttl", "v", "EX", "1000"],
-        vec!["EXEC"],
-    ]);
+    populate_across_a_rewrite(&mut c, 21);
     let before = describe(&mut c);
     let digest = c.call(&["DEBUG", "DIGEST"]);
     std::thread::sleep(Duration::from_millis(300));

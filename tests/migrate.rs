@@ -267,6 +267,13 @@ fn a_silent_target_times_out_and_nothing_is_lost() {
     let _ = sink.join();
 }
 
+/// MIGRATE of `key` to database 0 of the server at `port`, with `extra` options.
+fn migrate(c: &mut RawClient, port: &str, key: &str, extra: &[&str]) -> Frame {
+    let mut cmd = vec!["MIGRATE", "127.0.0.1", port, key, "0", "5000"];
+    cmd.extend_from_slice(extra);
+    c.call(&cmd)
+}
+
 #[test]
 fn auth_and_auth2_reach_a_protected_target() {
     let src = TestServer::start();
@@ -275,23 +282,14 @@ fn auth_and_auth2_reach_a_protected_target() {
         let dst = TestServer::start_kind(kind, &["--requirepass", "s3cret"]);
         let dport = port_of(&dst);
         c.call(&["SET", "k", "v"]);
-        let reply = c.call(&["MIGRATE", "127.0.0.1", &dport, "k", "0", "5000"]);
+        let reply = migrate(&mut c, &dport, "k", &[]);
         assert_eq!(
             reply,
             error("ERR Target instance replied with error: NOAUTH Authentication required."),
             "{}",
             kind.name()
         );
-        let reply = c.call(&[
-            "MIGRATE",
-            "127.0.0.1",
-            &dport,
-            "k",
-            "0",
-            "5000",
-            "AUTH",
-            "wrong",
-        ]);
+        let reply = migrate(&mut c, &dport, "k", &["AUTH", "wrong"]);
         assert_eq!(
             reply,
             error("ERR Target instance replied with error: WRONGPASS invalid username-password pair or user is disabled."),
@@ -299,29 +297,10 @@ fn auth_and_auth2_reach_a_protected_target() {
             kind.name()
         );
         assert_eq!(c.call(&["EXISTS", "k"]), Frame::Integer(1));
-        let reply = c.call(&[
-            "MIGRATE",
-            "127.0.0.1",
-            &dport,
-            "k",
-            "0",
-            "5000",
-            "AUTH",
-            "s3cret",
-        ]);
+        let reply = migrate(&mut c, &dport, "k", &["AUTH", "s3cret"]);
         assert_eq!(reply, simple("OK"), "{}", kind.name());
         c.call(&["SET", "k2", "v2"]);
-        let reply = c.call(&[
-            "MIGRATE",
-            "127.0.0.1",
-            &dport,
-            "k2",
-            "0",
-            "5000",
-            "AUTH2",
-            "default",
-            "s3cret",
-        ]);
+        let reply = migrate(&mut c, &dport, "k2", &["AUTH2", "default", "s3cret"]);
         assert_eq!(reply, simple("OK"), "{}", kind.name());
         let mut d = dst.raw();
         d.call(&["AUTH", "s3cret"]);
@@ -329,16 +308,7 @@ fn auth_and_auth2_reach_a_protected_target() {
         // The passwords are hidden from SLOWLOG, as Redis hides them.
         c.call(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
         c.call(&["SET", "k3", "v3"]);
-        c.call(&[
-            "MIGRATE",
-            "127.0.0.1",
-            &dport,
-            "k3",
-            "0",
-            "5000",
-            "AUTH",
-            "s3cret",
-        ]);
+        migrate(&mut c, &dport, "k3", &["AUTH", "s3cret"]);
         let log = common::fmt_frame(&c.call(&["SLOWLOG", "GET", "2"]));
         assert!(!log.contains("s3cret"), "{log}");
         assert!(log.contains("redacted"), "{log}");
