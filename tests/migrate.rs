@@ -199,7 +199,8 @@ fn replies_and_errors_match_redis() {
     }
     assert_eq!(c.call(&["GET", "k"]), bulk("v"));
     // Nobody listening: Redis connects without blocking and sees the refusal
-    // when it writes; a name that does not resolve fails to connect.
+    // when it writes; a name that does not resolve (here the empty one, which
+    // needs no DNS) fails to connect.
     let closed = free_port().to_string();
     for port in [closed.as_str(), "notaport", "0", "70000"] {
         let reply = c.call(&["MIGRATE", "127.0.0.1", port, "k", "0", "1000"]);
@@ -209,7 +210,7 @@ fn replies_and_errors_match_redis() {
             "port {port}"
         );
     }
-    let reply = c.call(&["MIGRATE", "nonexistent.invalid", "6379", "k", "0", "1000"]);
+    let reply = c.call(&["MIGRATE", "", "6379", "k", "0", "1000"]);
     assert_eq!(
         reply,
         error("IOERR error or timeout connecting to the client")

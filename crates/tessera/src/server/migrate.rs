@@ -252,7 +252,7 @@ mod tests {
             Some(Unreachable::Refused)
         );
         assert_eq!(
-            cache.take(b"nonexistent.invalid", b"6379", t).err(),
+            cache.take(b"", b"6379", t).err(),
             Some(Unreachable::Connecting)
         );
     }
