@@ -111,8 +111,15 @@ fn ttl_survives_and_copy_keeps_the_source() {
     // Another database of the target, then back: SELECT follows.
     let reply = c.call(&["MIGRATE", "127.0.0.1", &dport, "list", "5", "5000", "COPY"]);
     assert_eq!(reply, simple("OK"));
-    let reply = c.call(&["MIGRATE", "127.0.0.1", &dport, "list", "0", "5000"]);
-    assert_eq!(reply, simple("OK"));
+    let reply = c.call(&[
+        "MIGRATE",
+        "127.0.0.1",
+        &dport,
+        "list",
+        "0",
+        "9223372036854775807",
+    ]);
+    assert_eq!(reply, simple("OK"), "the longest timeout");
     assert_eq!(
         d.call(&["LRANGE", "list", "0", "-1"]),
         common::bulks(&["a", "b", "c"])

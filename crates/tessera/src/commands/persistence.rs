@@ -477,7 +477,8 @@ fn migrate(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if timeout <= 0 {
         timeout = 1000;
     }
-    let timeout = Duration::from_millis(timeout as u64);
+    // (A deadline must fit an Instant: beyond about 49 days is forever.)
+    let timeout = Duration::from_millis(timeout.min(u32::MAX as i64) as u64);
 
     let opts = persist::save_options(ctx.srv);
     let now_ms = ctx.now_ms;
