@@ -9,6 +9,7 @@ use super::args::{eq_ic, int};
 use super::flags::*;
 use super::meta::{arg as a, ks, ksflags::*, BeginSearch, FindKeys, InvalidKeyArgs, KeySpecDef};
 use super::{acl, CmdError, CmdResult, CommandSpec, Ctx};
+use crate::journal::encode_command;
 use crate::keyspace::events::Class;
 use crate::keyspace::table::WatchFlag;
 use crate::persistence::rdb;
@@ -586,7 +587,11 @@ fn migrate(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             }
         }
     };
-    let deleted = finish(ctx, &outgoing, if copy { &[] } else { &taken });
+    let deleted = if copy {
+        Vec::new()
+    } else {
+        delete_taken(ctx, &outgoing, &taken)
+    };
     if !deleted.is_empty() {
         let mut argv = Vec::with_capacity(deleted.len() + 1);
         argv.push(b"DEL".to_vec());
@@ -628,12 +633,15 @@ fn restore_requests(
         let mut argv: Vec<&[u8]> = vec![b"AUTH"];
         argv.extend(user);
         argv.push(pass);
-        encode_command(&mut req, &argv);
+        encode_command(&argv, &mut req);
     }
     if let Some(db) = select {
         encode_command(
+            &[
+                b"SELECT".as_slice(),
+                itoa::Buffer::new().format(db).as_bytes(),
+            ],
             &mut req,
-            &[b"SELECT", itoa::Buffer::new().format(db).as_bytes()],
         );
     }
     for o in outgoing {
@@ -643,23 +651,9 @@ fn restore_requests(
         if replace {
             argv.push(b"REPLACE");
         }
-        encode_command(&mut req, &argv);
+        encode_command(&argv, &mut req);
     }
     req
-}
-
-fn encode_command(out: &mut Vec<u8>, argv: &[&[u8]]) {
-    let mut n = itoa::Buffer::new();
-    out.push(b'*');
-    out.extend_from_slice(n.format(argv.len()).as_bytes());
-    out.extend_from_slice(b"\r\n");
-    for a in argv {
-        out.push(b'$');
-        out.extend_from_slice(n.format(a.len()).as_bytes());
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(a);
-        out.extend_from_slice(b"\r\n");
-    }
 }
 
 /// Sends the request and reads the replies: AUTH's and SELECT's when
@@ -730,15 +724,19 @@ fn exchange(
 
 /// Deletes the keys the target took (those nobody wrote meanwhile) and
 /// stops watching them all; returns the keys deleted.
-fn finish<'k>(ctx: &Ctx, outgoing: &[Outgoing<'k>], taken: &[usize]) -> Vec<&'k [u8]> {
+fn delete_taken<'k>(ctx: &Ctx, outgoing: &[Outgoing<'k>], taken: &[usize]) -> Vec<&'k [u8]> {
     use std::sync::atomic::Ordering::Relaxed;
     let lazy = ctx.srv.config.lazyfree_lazy_server_del();
+    let mut was_taken = vec![false; outgoing.len()];
+    for &i in taken {
+        was_taken[i] = true;
+    }
     let mut freed = Vec::new();
     let deleted = ctx.with_keys(outgoing.iter().map(|o| o.key), |db| {
         let mut deleted = Vec::new();
-        for (i, o) in outgoing.iter().enumerate() {
+        for (o, &took) in outgoing.iter().zip(&was_taken) {
             db.table(o.key).unwatch(o.key, &o.written);
-            if !taken.contains(&i) || o.written.load(Relaxed) {
+            if !took || o.written.load(Relaxed) {
                 continue;
             }
             if let Some(e) = db.remove(o.key) {

@@ -269,9 +269,7 @@ impl Running {
         match job.as_commands {
             Some(timestamp) => {
                 if timestamp {
-                    head.extend_from_slice(
-                        format!("#TS:{}\r\n", self.started_ms / 1000).as_bytes(),
-                    );
+                    super::aof::write_timestamp(&mut head, self.started_ms / 1000);
                 }
                 for code in &job.functions {
                     super::aof::rewrite::write_function(&mut head, code);

@@ -99,9 +99,11 @@ impl Link {
             if n == 0 {
                 return Err(LinkError::Failed);
             }
-            // Keep no more than one line's worth of an over-long reply.
-            if self.pending.len() < 64 * 1024 {
-                self.pending.extend_from_slice(&buf[..n]);
+            self.pending.extend_from_slice(&buf[..n]);
+            // Of an over-long line only its first 1 KiB is kept (what is
+            // returned); what follows is read on to its end, not stored.
+            if self.pending.len() > MAX_LINE && !buf[..n].contains(&b'\n') {
+                self.pending.truncate(MAX_LINE);
             }
         }
     }
@@ -227,6 +229,26 @@ mod tests {
         assert_eq!(leading_number(b"12ab"), 12);
         assert_eq!(leading_number(b"abc"), 0);
         assert_eq!(leading_number(b"99999"), 99999);
+    }
+
+    #[test]
+    fn an_over_long_reply_line_is_cut_and_the_next_one_read() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port().to_string();
+        let target = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let long = vec![b'x'; 100_000];
+            s.write_all(&long).unwrap();
+            s.write_all(b"\r\n+OK\r\n").unwrap();
+        });
+        let cache = MigrateSockets::default();
+        let t = Duration::from_secs(10);
+        let mut link = cache.take(b"127.0.0.1", port.as_bytes(), t).unwrap();
+        let first = link.read_line(t).unwrap();
+        assert_eq!(first, vec![b'x'; MAX_LINE - 1]);
+        assert!(link.pending.len() <= MAX_LINE + 4096);
+        assert_eq!(link.read_line(t).unwrap(), b"+OK");
+        target.join().unwrap();
     }
 
     #[test]

@@ -85,6 +85,9 @@ struct Pending {
     switch: Option<(u64, Arc<File>)>,
     timestamps: bool,
     last_timestamp_s: i64,
+    /// The last unit number encoded for a file (what [`Aof::drain`] waits
+    /// to see written, whether or not the writer has taken it yet).
+    last_fed: u64,
     stop: bool,
 }
 
@@ -137,6 +140,7 @@ impl Aof {
                 switch: None,
                 timestamps,
                 last_timestamp_s: 0,
+                last_fed: 0,
                 stop: false,
             }),
             wake: Condvar::new(),
@@ -200,10 +204,7 @@ impl Aof {
     /// Blocks until every unit fed so far is written to its file (or
     /// writing fails: then what is on disk is all there is).
     pub fn drain(&self) {
-        let target = {
-            let p = self.pending.lock();
-            p.segments.iter().map(|s| s.last_seq).max().unwrap_or(0)
-        };
+        let target = self.pending.lock().last_fed;
         while self.durable_seq() < target && !self.write_failed.load(Relaxed) {
             self.wake.notify_one();
             std::thread::sleep(Duration::from_millis(1));
@@ -387,12 +388,12 @@ impl Consumer for Aof {
                 let now_s = super::unix_ms() / 1000;
                 if now_s != p.last_timestamp_s {
                     p.last_timestamp_s = now_s;
-                    seg.bytes
-                        .extend_from_slice(format!("#TS:{now_s}\r\n").as_bytes());
+                    write_timestamp(&mut seg.bytes, now_s);
                 }
             }
             encode_unit(unit, target::AOF, &mut p.selected, &mut seg.bytes);
             seg.last_seq = unit.seq;
+            p.last_fed = unit.seq;
         }
         drop(guard);
         if self.fsync_policy() == Fsync::Always {
@@ -400,6 +401,11 @@ impl Consumer for Aof {
         }
         true
     }
+}
+
+/// An `aof-timestamp-enabled` annotation for the Unix second `now_s`.
+pub fn write_timestamp(out: &mut Vec<u8>, now_s: i64) {
+    out.extend_from_slice(format!("#TS:{now_s}\r\n").as_bytes());
 }
 
 /// Where an AOF's files are.

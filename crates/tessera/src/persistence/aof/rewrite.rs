@@ -8,6 +8,9 @@
 //! after the key's commands. The function libraries come first as
 //! FUNCTION LOAD.
 
+use std::borrow::Cow;
+
+use crate::journal::encode_command;
 use crate::keyspace::Entry;
 use crate::types::stream::{StreamId, StreamValue};
 use crate::types::string::StrValue;
@@ -16,72 +19,52 @@ use crate::types::Value;
 /// Items per command (Redis's AOF_REWRITE_ITEMS_PER_CMD).
 const ITEMS_PER_CMD: usize = 64;
 
-fn bulk(out: &mut Vec<u8>, b: &[u8]) {
-    out.push(b'$');
-    out.extend_from_slice(itoa::Buffer::new().format(b.len()).as_bytes());
-    out.extend_from_slice(b"\r\n");
-    out.extend_from_slice(b);
-    out.extend_from_slice(b"\r\n");
-}
-
-fn count(out: &mut Vec<u8>, n: usize) {
-    out.push(b'*');
-    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
-    out.extend_from_slice(b"\r\n");
-}
-
-fn int(out: &mut Vec<u8>, n: impl itoa::Integer) {
-    bulk(out, itoa::Buffer::new().format(n).as_bytes());
-}
-
-fn id(out: &mut Vec<u8>, id: StreamId) {
-    bulk(out, id.to_string().as_bytes());
-}
-
-fn command(out: &mut Vec<u8>, args: &[&[u8]]) {
-    count(out, args.len());
-    for a in args {
-        bulk(out, a);
-    }
-}
-
 pub fn write_select(out: &mut Vec<u8>, db: usize) {
-    count(out, 2);
-    bulk(out, b"SELECT");
-    int(out, db);
+    encode_command(
+        &[
+            b"SELECT".as_slice(),
+            itoa::Buffer::new().format(db).as_bytes(),
+        ],
+        out,
+    );
 }
 
 pub fn write_function(out: &mut Vec<u8>, code: &[u8]) {
-    command(out, &[b"FUNCTION", b"LOAD", code]);
+    encode_command(&[b"FUNCTION".as_slice(), b"LOAD", code], out);
 }
 
-/// Writes `items` as `verb key item...` commands of at most 64 items, each
-/// item `width` arguments wide.
+/// `verb key arg...` commands of at most 64 items of `width` arguments.
 fn batched<'a>(
     out: &mut Vec<u8>,
-    verb: &[u8],
-    key: &[u8],
-    total: usize,
+    verb: &'a [u8],
+    key: &'a [u8],
     width: usize,
-    items: impl Iterator<Item = Vec<&'a [u8]>>,
-    mut scratch: impl FnMut(&mut Vec<u8>, &[&'a [u8]]),
+    args: impl Iterator<Item = Cow<'a, [u8]>>,
 ) {
-    let mut left = total;
-    let mut in_cmd = 0;
-    for item in items {
-        if in_cmd == 0 {
-            let n = left.min(ITEMS_PER_CMD);
-            count(out, 2 + n * width);
-            bulk(out, verb);
-            bulk(out, key);
+    let full = 2 + ITEMS_PER_CMD * width;
+    let mut argv: Vec<Cow<[u8]>> = Vec::with_capacity(full);
+    for arg in args {
+        if argv.is_empty() {
+            argv.push(Cow::Borrowed(verb));
+            argv.push(Cow::Borrowed(key));
         }
-        scratch(out, &item);
-        in_cmd += 1;
-        left = left.saturating_sub(1);
-        if in_cmd == ITEMS_PER_CMD {
-            in_cmd = 0;
+        argv.push(arg);
+        if argv.len() == full {
+            encode_command(&argv, out);
+            argv.clear();
         }
     }
+    if !argv.is_empty() {
+        encode_command(&argv, out);
+    }
+}
+
+fn number(n: impl itoa::Integer) -> Vec<u8> {
+    itoa::Buffer::new().format(n).as_bytes().to_vec()
+}
+
+fn id(id: StreamId) -> Vec<u8> {
+    id.to_string().into_bytes()
 }
 
 /// The commands that rebuild `key`, then its PEXPIREAT (`expire_ms` > 0).
@@ -93,141 +76,116 @@ pub fn write_key(out: &mut Vec<u8>, key: &[u8], entry: &Entry, expire_ms: i64) {
                 StrValue::Int(n) => scratch.format(*n).as_bytes(),
                 s => s.as_bytes(&mut scratch),
             };
-            command(out, &[b"SET", key, v]);
+            encode_command(&[b"SET".as_slice(), key, v], out);
         }
-        Value::List(l) => {
-            batched(
-                out,
-                b"RPUSH",
-                key,
-                l.len(),
-                1,
-                l.iter().map(|i| vec![i]),
-                |o, it| bulk(o, it[0]),
-            );
-        }
-        Value::Set(s) => {
-            let members: Vec<Vec<u8>> = s.iter().map(|m| m.with_bytes(|b| b.to_vec())).collect();
-            batched(
-                out,
-                b"SADD",
-                key,
-                members.len(),
-                1,
-                members.iter().map(|m| vec![&m[..]]),
-                |o, it| bulk(o, it[0]),
-            );
-        }
-        Value::ZSet(z) => {
-            let mut left = z.len();
-            let mut in_cmd = 0;
-            let mut score_text = Vec::new();
-            for (m, score) in z.iter() {
-                if in_cmd == 0 {
-                    count(out, 2 + left.min(ITEMS_PER_CMD) * 2);
-                    bulk(out, b"ZADD");
-                    bulk(out, key);
-                }
-                score_text.clear();
-                crate::util::numbers::format_f64(score, &mut score_text);
-                bulk(out, &score_text);
-                bulk(out, m);
-                in_cmd += 1;
-                left -= 1;
-                if in_cmd == ITEMS_PER_CMD {
-                    in_cmd = 0;
-                }
-            }
-        }
-        Value::Hash(h) => {
-            batched(
-                out,
-                b"HMSET",
-                key,
-                h.len(),
-                2,
-                h.iter().map(|(f, v)| vec![f, v]),
-                |o, it| {
-                    bulk(o, it[0]);
-                    bulk(o, it[1]);
-                },
-            );
-        }
+        Value::List(l) => batched(out, b"RPUSH", key, 1, l.iter().map(Cow::Borrowed)),
+        Value::Set(s) => batched(
+            out,
+            b"SADD",
+            key,
+            1,
+            s.iter().map(|m| Cow::Owned(m.with_bytes(|b| b.to_vec()))),
+        ),
+        Value::ZSet(z) => batched(
+            out,
+            b"ZADD",
+            key,
+            2,
+            z.iter().flat_map(|(m, score)| {
+                let mut text = Vec::new();
+                crate::util::numbers::format_f64(score, &mut text);
+                [Cow::Owned(text), Cow::Borrowed(m)]
+            }),
+        ),
+        Value::Hash(h) => batched(
+            out,
+            b"HMSET",
+            key,
+            2,
+            h.iter()
+                .flat_map(|(f, v)| [Cow::Borrowed(f), Cow::Borrowed(v)]),
+        ),
         Value::Stream(s) => write_stream(out, key, s),
     }
     if expire_ms > 0 {
-        count(out, 3);
-        bulk(out, b"PEXPIREAT");
-        bulk(out, key);
-        int(out, expire_ms);
+        encode_command(&[b"PEXPIREAT".as_slice(), key, &number(expire_ms)], out);
     }
 }
 
 fn write_stream(out: &mut Vec<u8>, key: &[u8], s: &StreamValue) {
     if !s.is_empty() {
         s.range(StreamId::MIN, StreamId::MAX, false, |e| {
-            let pairs: Vec<(&[u8], &[u8])> = e.fields().collect();
-            count(out, 3 + pairs.len() * 2);
-            bulk(out, b"XADD");
-            bulk(out, key);
-            id(out, e.id);
-            for (f, v) in pairs {
-                bulk(out, f);
-                bulk(out, v);
+            let entry_id = id(e.id);
+            let mut argv: Vec<&[u8]> = vec![b"XADD", key, &entry_id];
+            for (f, v) in e.fields() {
+                argv.push(f);
+                argv.push(v);
             }
+            encode_command(&argv, out);
             true
         });
     } else {
         // An empty stream: added and trimmed away at once.
-        count(out, 7);
-        bulk(out, b"XADD");
-        bulk(out, key);
-        bulk(out, b"MAXLEN");
-        bulk(out, b"0");
-        id(out, StreamId { ms: 0, seq: 1 });
-        bulk(out, b"x");
-        bulk(out, b"y");
+        encode_command(
+            &[b"XADD".as_slice(), key, b"MAXLEN", b"0", b"0-1", b"x", b"y"],
+            out,
+        );
     }
-    count(out, 7);
-    bulk(out, b"XSETID");
-    bulk(out, key);
-    id(out, s.last_id);
-    bulk(out, b"ENTRIESADDED");
-    int(out, s.entries_added);
-    bulk(out, b"MAXDELETEDID");
-    id(out, s.max_deleted_id);
+    encode_command(
+        &[
+            b"XSETID".as_slice(),
+            key,
+            &id(s.last_id),
+            b"ENTRIESADDED",
+            &number(s.entries_added),
+            b"MAXDELETEDID",
+            &id(s.max_deleted_id),
+        ],
+        out,
+    );
     for (name, g) in &s.groups {
-        count(out, 7);
-        bulk(out, b"XGROUP");
-        bulk(out, b"CREATE");
-        bulk(out, key);
-        bulk(out, name);
-        id(out, g.last_id);
-        bulk(out, b"ENTRIESREAD");
-        int(out, g.entries_read);
+        encode_command(
+            &[
+                b"XGROUP".as_slice(),
+                b"CREATE",
+                key,
+                name,
+                &id(g.last_id),
+                b"ENTRIESREAD",
+                &number(g.entries_read),
+            ],
+            out,
+        );
         for (cname, c) in &g.consumers {
             let ids: Vec<StreamId> = c.pel.range(.., &g.pel, cname).collect();
             if ids.is_empty() {
-                command(out, &[b"XGROUP", b"CREATECONSUMER", key, name, cname]);
+                encode_command(
+                    &[b"XGROUP".as_slice(), b"CREATECONSUMER", key, name, cname],
+                    out,
+                );
                 continue;
             }
             for pending in ids {
                 let Some(nack) = g.pel.get(&pending) else {
                     continue;
                 };
-                count(out, 12);
-                bulk(out, b"XCLAIM");
-                bulk(out, key);
-                bulk(out, name);
-                bulk(out, cname);
-                bulk(out, b"0");
-                id(out, pending);
-                bulk(out, b"TIME");
-                int(out, nack.delivery_time);
-                bulk(out, b"RETRYCOUNT");
-                int(out, nack.delivery_count);
-                bulk(out, b"JUSTID");
-                bulk(out, b"FORCE");
+                encode_command(
+                    &[
+                        b"XCLAIM".as_slice(),
+                        key,
+                        name,
+                        cname,
+                        b"0",
+                        &id(pending),
+                        b"TIME",
+                        &number(nack.delivery_time),
+                        b"RETRYCOUNT",
+                        &number(nack.delivery_count),
+                        b"JUSTID",
+                        b"FORCE",
+                    ],
+                    out,
+                );
             }
         }
     }
