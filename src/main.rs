@@ -60,6 +60,11 @@ fn main() {
             "lazyfree-lazy-expire" | "lazyfree-lazy-eviction" => mirror_lazy_deletions(cfg),
             "port" => tessera::server::relisten(cfg, tessera::server::ListenChange::Port)?,
             "bind" => tessera::server::relisten(cfg, tessera::server::ListenChange::Bind)?,
+            "tls-port" => {
+                tessera::server::tls::apply_config_change(cfg, name)?;
+                tessera::server::relisten(cfg, tessera::server::ListenChange::TlsPort)?
+            }
+            tls if tls.starts_with("tls-") => tessera::server::tls::apply_config_change(cfg, tls)?,
             _ => {}
         }
         Ok(())

@@ -13,7 +13,7 @@
 //! Values Tessera cannot honour yet are refused, at start-up and by CONFIG
 //! SET, with a clear message instead of being silently ignored:
 //! `daemonize yes`, `appendonly yes`, `cluster-enabled yes`, `replicaof`
-//! (other than `no one`), a non-zero `tls-port`, `activedefrag yes`, and the
+//! (other than `no one`), `activedefrag yes`, and the
 //! `user`, `loadmodule`, `sentinel` and module-config directives.
 //! `save` is stored and reported but nothing acts on it until persistence
 //! exists. `rename-command` lines are collected for the command table to
@@ -93,6 +93,14 @@ impl MaxmemoryPolicy {
             MaxmemoryPolicy::AllkeysLfu | MaxmemoryPolicy::VolatileLfu
         )
     }
+}
+
+/// `tls-auth-clients`: whether a TLS client must present a certificate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TlsAuthClients {
+    No,
+    Yes,
+    Optional,
 }
 
 /// `loglevel`.
@@ -339,6 +347,14 @@ const LFU_DECAY_TIME: usize = idx("lfu-decay-time");
 const TRACKING_TABLE_MAX_KEYS: usize = idx("tracking-table-max-keys");
 const ACLLOG_MAX_LEN: usize = idx("acllog-max-len");
 const PROTECTED_MODE: usize = idx("protected-mode");
+const TLS_PORT: usize = idx("tls-port");
+const TLS_REPLICATION: usize = idx("tls-replication");
+const TLS_CLUSTER: usize = idx("tls-cluster");
+const TLS_AUTH_CLIENTS: usize = idx("tls-auth-clients");
+const TLS_PREFER_SERVER_CIPHERS: usize = idx("tls-prefer-server-ciphers");
+const TLS_SESSION_CACHING: usize = idx("tls-session-caching");
+const TLS_SESSION_CACHE_SIZE: usize = idx("tls-session-cache-size");
+const TLS_SESSION_CACHE_TIMEOUT: usize = idx("tls-session-cache-timeout");
 const ENABLE_PROTECTED: usize = idx("enable-protected-configs");
 const ENABLE_DEBUG: usize = idx("enable-debug-command");
 const ENABLE_MODULE: usize = idx("enable-module-command");
@@ -838,6 +854,42 @@ impl Config {
     }
     pub fn requirepass(&self) -> Option<Vec<u8>> {
         self.str_val(REQUIREPASS)
+    }
+    pub fn tls_port(&self) -> u16 {
+        u16::try_from(self.num(TLS_PORT)).unwrap_or(0)
+    }
+    /// Whether anything uses TLS (Redis then configures it at start-up and
+    /// after each change of a TLS directive).
+    pub fn tls_in_use(&self) -> bool {
+        self.tls_port() != 0 || self.num(TLS_REPLICATION) != 0 || self.num(TLS_CLUSTER) != 0
+    }
+    pub fn tls_links(&self) -> bool {
+        self.num(TLS_REPLICATION) != 0 || self.num(TLS_CLUSTER) != 0
+    }
+    pub fn tls_auth_clients(&self) -> TlsAuthClients {
+        match self.num(TLS_AUTH_CLIENTS) {
+            0 => TlsAuthClients::No,
+            2 => TlsAuthClients::Optional,
+            _ => TlsAuthClients::Yes,
+        }
+    }
+    pub fn tls_prefer_server_ciphers(&self) -> bool {
+        self.num(TLS_PREFER_SERVER_CIPHERS) != 0
+    }
+    pub fn tls_session_caching(&self) -> bool {
+        self.num(TLS_SESSION_CACHING) != 0
+    }
+    pub fn tls_session_cache_size(&self) -> usize {
+        self.num(TLS_SESSION_CACHE_SIZE).max(0) as usize
+    }
+    pub fn tls_session_cache_timeout_secs(&self) -> u64 {
+        self.num(TLS_SESSION_CACHE_TIMEOUT).max(0) as u64
+    }
+    /// A string TLS directive (`tls-cert-file`, `tls-ciphers`, ...); None
+    /// when unset or empty.
+    pub fn tls_text(&self, name: &str) -> Option<String> {
+        let i = TABLE.iter().position(|d| d.name == name)?;
+        self.str_val(i).filter(|v| !v.is_empty()).map(|v| lossy(&v))
     }
     pub fn databases(&self) -> usize {
         self.num(DATABASES).max(1) as usize

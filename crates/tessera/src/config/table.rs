@@ -320,22 +320,6 @@ fn check_cluster_enabled(v: i64) -> Result<(), String> {
     Ok(())
 }
 
-fn check_tls_port(v: i64) -> Result<(), String> {
-    if v != 0 {
-        return Err(not_yet("a non-zero tls-port (TLS)"));
-    }
-    Ok(())
-}
-
-/// Turning TLS on for cluster or replication links makes Redis configure
-/// TLS, which fails without certificates; Tessera has no TLS yet.
-fn check_tls_link(v: i64) -> Result<(), String> {
-    if v != 0 {
-        return Err("Unable to update TLS configuration. Check server logs.".into());
-    }
-    Ok(())
-}
-
 fn check_activedefrag(v: i64) -> Result<(), String> {
     if v != 0 {
         return Err(not_yet("Active defragmentation"));
@@ -665,12 +649,12 @@ pub(crate) const TABLE: &[Def] = &[
     // `CONFIG GET *` lists exactly what 7.0 lists; exact names still work.
     u("set-max-listpack-entries", MOD | HIDDEN, 0, LONG_MAX, 128),
     um("set-max-listpack-value", MOD | HIDDEN, 0, LONG_MAX, 64),
-    // TLS (stored; a non-zero tls-port is refused).
-    i("tls-port", MOD, 0, 65535, 0).check(Check::Int(check_tls_port)),
+    // TLS (server/tls.rs builds the rustls configuration from these).
+    i("tls-port", MOD, 0, 65535, 0),
     i("tls-session-cache-size", MOD, 0, INT_MAX, 20 * 1024),
     i("tls-session-cache-timeout", MOD, 0, INT_MAX, 300),
-    b("tls-cluster", MOD, false).check(Check::Int(check_tls_link)),
-    b("tls-replication", MOD, false).check(Check::Int(check_tls_link)),
+    b("tls-cluster", MOD, false),
+    b("tls-replication", MOD, false),
     e("tls-auth-clients", MOD, TLS_AUTH_CLIENTS, 1),
     b("tls-prefer-server-ciphers", MOD, false),
     b("tls-session-caching", MOD, true),

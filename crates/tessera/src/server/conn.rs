@@ -39,7 +39,7 @@ pub async fn serve<S: ClientSocket>(
     srv.clients.register(info.clone());
     let client = Client::new(&srv, id, info.clone(), worker);
     info.authenticated.store(client.authenticated, Relaxed);
-    let registration = Registration::new(id, fd);
+    let registration = Registration::new(id, fd, stream.tls_session());
     let mut state = Some(Box::new(ConnState {
         client,
         parser: RequestParser::new(),
@@ -400,7 +400,12 @@ async fn flush<S: ClientSocket>(
     rbuf: &mut BytesMut,
 ) -> std::io::Result<bool> {
     if out.buf.is_empty() {
-        return Ok(false);
+        // (A TLS session may still hold records the pump could not send.)
+        match stream.try_flush() {
+            Ok(()) => return Ok(false),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
     }
     // `appendfsync always`: a write is acknowledged once it is on disk.
     // The wait is a future, so this worker's other clients run meanwhile,
@@ -416,8 +421,18 @@ async fn flush<S: ClientSocket>(
     let mut written = 0;
     let mut spilled = false;
     let mut input_open = true;
-    while written < out.buf.len() {
-        match stream.try_write(&out.buf[written..]) {
+    loop {
+        // (TLS: after the last bytes are taken, their records may still
+        // wait for room in the socket.)
+        let step = if written < out.buf.len() {
+            stream.try_write(&out.buf[written..])
+        } else {
+            match stream.try_flush() {
+                Ok(()) => break,
+                Err(e) => Err(e),
+            }
+        };
+        match step {
             Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
             Ok(n) => {
                 written += n;

@@ -22,6 +22,7 @@ pub mod script_host;
 pub mod socket;
 pub mod state;
 pub mod stats;
+pub mod tls;
 pub mod tracking;
 
 use std::net::SocketAddr;
@@ -116,7 +117,17 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
         .collect();
     // TCP first: a second server started by mistake fails there, before
     // it would replace the running one's socket file.
+    if config.tls_in_use() {
+        if let Err(reason) = tls::configure(&config) {
+            log::warning(&reason);
+            return Err(tls::CONFIGURE_FAILED.into());
+        }
+    }
     let listeners = bind_all(&config, config.unixsocket().is_some())?;
+    let tls_listeners = match config.tls_port() {
+        0 => Vec::new(),
+        port => bind_addresses(port, &config.bind())?,
+    };
     let unix_listener = bind_unix(&config)?;
     let port = listeners
         .first()
@@ -173,7 +184,7 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
     // is in (as from redis-server, which serves events while loading).
     let aof_on = srv.config.appendonly();
     let ready_now = !aof_on && !persist::rdb_path(&srv).exists();
-    let tcp = !listeners.is_empty();
+    let tcp = !listeners.is_empty() || !tls_listeners.is_empty();
     if ready_now {
         if tcp {
             log::notice("Ready to accept connections");
@@ -209,21 +220,31 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
             "The server is now ready to accept connections at {path}"
         ));
     }
-    accept_loop(srv, listeners, unix_listener, senders);
+    accept_loop(
+        srv,
+        Listening {
+            plain: listeners,
+            tls: tls_listeners,
+        },
+        unix_listener,
+        senders,
+    );
     Ok(())
 }
 
 /// A connection as the acceptor hands it to a worker.
 pub enum Accepted {
     Tcp(std::net::TcpStream),
+    /// On `tls-port`: the worker runs the handshake first.
+    Tls(std::net::TcpStream),
     Unix(std::os::unix::net::UnixStream),
 }
 
 fn bind_all(config: &Config, unix: bool) -> Result<Vec<std::net::TcpListener>, String> {
-    // Port 0 turns TCP off; with no Unix socket either there is nothing
-    // left, and Redis exits.
+    // Port 0 turns TCP off; with no TLS port and no Unix socket either
+    // there is nothing left, and Redis exits.
     if config.port() == 0 {
-        if unix {
+        if unix || config.tls_port() != 0 {
             return Ok(Vec::new());
         }
         return Err("Configured to not listen anywhere, exiting.".into());
@@ -308,6 +329,7 @@ fn listen(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum ListenChange {
     Port,
+    TlsPort,
     Bind,
 }
 
@@ -315,6 +337,7 @@ pub enum ListenChange {
 struct Relisten {
     change: ListenChange,
     port: u16,
+    tls_port: u16,
     bind: Vec<String>,
     reply: std::sync::mpsc::SyncSender<Result<(), String>>,
 }
@@ -335,7 +358,9 @@ static RELISTEN: std::sync::OnceLock<mpsc::UnboundedSender<Relisten>> = std::syn
 /// Existing connections stay. Errors are Redis's texts.
 pub fn relisten(cfg: &Config, change: ListenChange) -> Result<(), String> {
     let failure = match change {
-        ListenChange::Port => "Unable to listen on this port. Check server logs.",
+        ListenChange::Port | ListenChange::TlsPort => {
+            "Unable to listen on this port. Check server logs."
+        }
         ListenChange::Bind => "Failed to bind to specified addresses.",
     };
     let Some(tx) = RELISTEN.get() else {
@@ -345,6 +370,7 @@ pub fn relisten(cfg: &Config, change: ListenChange) -> Result<(), String> {
     let request = Relisten {
         change,
         port: cfg.port(),
+        tls_port: cfg.tls_port(),
         bind: cfg.bind(),
         reply,
     };
@@ -386,18 +412,36 @@ async fn accept_any(
     .await
 }
 
+/// Where the acceptor listens: `port` and `tls-port` on the bound addresses.
+struct Listening<L> {
+    plain: Vec<L>,
+    tls: Vec<L>,
+}
+
 /// Serves a [`Relisten`] request: returns the listeners to use from now on.
 fn serve_relisten(
     srv: &ServerState,
-    listeners: Vec<tokio::net::TcpListener>,
+    listening: Listening<tokio::net::TcpListener>,
     req: &Relisten,
-) -> (Vec<tokio::net::TcpListener>, Result<(), String>) {
+) -> (Listening<tokio::net::TcpListener>, Result<(), String>) {
     let old_port = srv.port.load(Relaxed);
-    let old_bind: Vec<String> = listeners
+    let old_tls_port = listening
+        .tls
+        .first()
+        .and_then(|l| l.local_addr().ok())
+        .map_or(0, |a| a.port());
+    let old_bind: Vec<String> = listening
+        .plain
         .iter()
+        .chain(&listening.tls)
         .filter_map(|l| l.local_addr().ok())
         .map(|a| a.ip().to_string())
-        .collect();
+        .fold(Vec::new(), |mut seen, ip| {
+            if !seen.contains(&ip) {
+                seen.push(ip);
+            }
+            seen
+        });
     // Port 0: no TCP listening at all, as in Redis.
     let open = |port: u16, bind: &[String]| {
         if port == 0 {
@@ -411,17 +455,42 @@ fn serve_relisten(
             Ok(new) => {
                 srv.port.store(req.port, Relaxed);
                 log::notice(&format!("Now listening on port {}", req.port));
-                (new, Ok(()))
+                (
+                    Listening {
+                        plain: new,
+                        tls: listening.tls,
+                    },
+                    Ok(()),
+                )
             }
-            Err(e) => (listeners, Err(e)),
+            Err(e) => (listening, Err(e)),
+        },
+        ListenChange::TlsPort => match open(req.tls_port, &req.bind) {
+            Ok(new) => (
+                Listening {
+                    plain: listening.plain,
+                    tls: new,
+                },
+                Ok(()),
+            ),
+            Err(e) => (listening, Err(e)),
         },
         ListenChange::Bind => {
-            drop(listeners);
-            match open(old_port, &req.bind) {
+            drop(listening);
+            let both = |bind: &[String]| -> Result<Listening<_>, String> {
+                Ok(Listening {
+                    plain: open(old_port, bind)?,
+                    tls: open(old_tls_port, bind)?,
+                })
+            };
+            match both(&req.bind) {
                 Ok(new) => (new, Ok(())),
                 Err(e) => {
                     log::warning("Failed to bind, trying to restore old listening sockets.");
-                    let restored = open(old_port, &old_bind).unwrap_or_default();
+                    let restored = both(&old_bind).unwrap_or(Listening {
+                        plain: Vec::new(),
+                        tls: Vec::new(),
+                    });
                     (restored, Err(e))
                 }
             }
@@ -441,7 +510,7 @@ async fn accept_unix(
 
 fn accept_loop(
     srv: Arc<ServerState>,
-    listeners: Vec<std::net::TcpListener>,
+    listening: Listening<std::net::TcpListener>,
     unix_listener: Option<std::os::unix::net::UnixListener>,
     senders: Vec<mpsc::UnboundedSender<(Accepted, u64)>>,
 ) {
@@ -457,7 +526,10 @@ fn accept_loop(
     };
     rt.block_on(async move {
         let mut next = 0usize;
-        let mut listeners = to_tokio(listeners);
+        let mut listening = Listening {
+            plain: to_tokio(listening.plain),
+            tls: to_tokio(listening.tls),
+        };
         let unix_listener = unix_listener.and_then(|l| {
             l.set_nonblocking(true).ok()?;
             tokio::net::UnixListener::from_std(l).ok()
@@ -470,13 +542,15 @@ fn accept_loop(
         tokio::spawn(migrate::close_idle_cron(srv.clone()));
         enum Event {
             Accepted(std::io::Result<tokio::net::TcpStream>),
+            AcceptedTls(std::io::Result<tokio::net::TcpStream>),
             AcceptedUnix(std::io::Result<tokio::net::UnixStream>),
             Relisten(Relisten),
             Shutdown,
         }
         loop {
             let event = tokio::select! {
-                r = accept_any(&listeners) => Event::Accepted(r),
+                r = accept_any(&listening.plain) => Event::Accepted(r),
+                r = accept_any(&listening.tls) => Event::AcceptedTls(r),
                 r = accept_unix(&unix_listener) => Event::AcceptedUnix(r),
                 Some(req) = relisten_rx.recv() => Event::Relisten(req),
                 _ = srv.shutdown.notified() => Event::Shutdown,
@@ -487,21 +561,34 @@ fn accept_loop(
                     // Connections already waiting in the old listeners'
                     // backlogs were made before the change: serve them
                     // rather than reset them when those listeners close.
-                    for s in drain_backlogs(&listeners) {
+                    for s in drain_backlogs(&listening.plain) {
                         next = hand_over(&srv, &senders, Accepted::Tcp(s), next);
                     }
-                    let (now, result) = serve_relisten(&srv, std::mem::take(&mut listeners), &req);
-                    listeners = now;
+                    for s in drain_backlogs(&listening.tls) {
+                        next = hand_over(&srv, &senders, Accepted::Tls(s), next);
+                    }
+                    let taken = Listening {
+                        plain: std::mem::take(&mut listening.plain),
+                        tls: std::mem::take(&mut listening.tls),
+                    };
+                    let (now, result) = serve_relisten(&srv, taken, &req);
+                    listening = now;
                     let _ = req.reply.send(result);
                     continue;
                 }
-                Event::Accepted(Err(_)) | Event::AcceptedUnix(Err(_)) => {
+                Event::Accepted(Err(_))
+                | Event::AcceptedTls(Err(_))
+                | Event::AcceptedUnix(Err(_)) => {
                     // Out of descriptors and the like: let it pass.
                     tokio::time::sleep(Duration::from_millis(10)).await;
                     continue;
                 }
                 Event::Accepted(Ok(s)) => match s.into_std() {
                     Ok(s) => Accepted::Tcp(s),
+                    Err(_) => continue,
+                },
+                Event::AcceptedTls(Ok(s)) => match s.into_std() {
+                    Ok(s) => Accepted::Tls(s),
                     Err(_) => continue,
                 },
                 Event::AcceptedUnix(Ok(s)) => match s.into_std() {
@@ -547,6 +634,9 @@ fn hand_over(
         let _ = match s {
             Accepted::Tcp(mut s) => s.write_all(message),
             Accepted::Unix(mut s) => s.write_all(message),
+            // Before its handshake a TLS client could not read the
+            // message: it is closed.
+            Accepted::Tls(_) => Ok(()),
         };
     };
     if srv.clients.connected() as u64 >= srv.config.maxclients() {
@@ -555,7 +645,7 @@ fn hand_over(
         return next;
     }
     // (A Unix socket is local by definition.)
-    if let Accepted::Tcp(tcp) = &s {
+    if let Accepted::Tcp(tcp) | Accepted::Tls(tcp) = &s {
         if denied_by_protected_mode(srv, tcp) {
             refuse(s, PROTECTED_MODE_DENIED);
             return next;
@@ -683,8 +773,9 @@ fn worker_main(
         // connection as the socket's path.
         let unix_path: Arc<str> = srv.config.unixsocket().unwrap_or_default().into();
         while let Some((accepted, id)) = rx.recv().await {
+            let tls = matches!(accepted, Accepted::Tls(_));
             match accepted {
-                Accepted::Tcp(s) => {
+                Accepted::Tcp(s) | Accepted::Tls(s) => {
                     if s.set_nonblocking(true).is_err() {
                         continue;
                     }
@@ -701,7 +792,22 @@ fn worker_main(
                         let _ = sock.set_tcp_keepalive(&ka);
                     }
                     let addrs = (PeerAddr::Tcp(peer), PeerAddr::Tcp(local));
-                    tokio::spawn(conn::serve(srv.clone(), stats.clone(), stream, addrs, id));
+                    if !tls {
+                        tokio::spawn(conn::serve(srv.clone(), stats.clone(), stream, addrs, id));
+                        continue;
+                    }
+                    let Some(config) = tls::current() else {
+                        continue;
+                    };
+                    let (srv, stats) = (srv.clone(), stats.clone());
+                    tokio::spawn(async move {
+                        match tls::accept(stream, config).await {
+                            Ok(stream) => conn::serve(srv, stats, stream, addrs, id).await,
+                            Err(e) => log::warning(&format!(
+                                "Error accepting a client connection: {e} (addr={peer} laddr={local})"
+                            )),
+                        }
+                    });
                 }
                 Accepted::Unix(s) => {
                     if s.set_nonblocking(true).is_err() {

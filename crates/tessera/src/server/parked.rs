@@ -33,6 +33,7 @@ use super::conn::{
 };
 use super::dispatch;
 use super::state::ServerState;
+use super::tls::TlsSession;
 
 /// Everything a connection needs to run commands, movable as one pointer.
 pub struct ConnState {
@@ -45,6 +46,8 @@ pub struct ConnState {
 /// Where a connection's state waits while its task waits for input.
 pub struct ParkSlot {
     fd: RawFd,
+    /// A TLS connection's state: its socket carries records, not requests.
+    tls: Option<Arc<TlsSession>>,
     state: Mutex<Option<Box<ConnState>>>,
     /// The connection's task, to run it once the script is over.
     waker: Mutex<Option<Waker>>,
@@ -68,9 +71,10 @@ pub struct Registration {
 
 impl Registration {
     /// Lists a new connection on the current (worker) thread.
-    pub fn new(id: u64, fd: RawFd) -> Registration {
+    pub fn new(id: u64, fd: RawFd, tls: Option<Arc<TlsSession>>) -> Registration {
         let slot = Arc::new(ParkSlot {
             fd,
+            tls,
             state: Mutex::new(None),
             waker: Mutex::new(None),
             pumped: AtomicBool::new(false),
@@ -172,7 +176,7 @@ pub fn pump(srv: &ServerState) {
     // SAFETY: `fds` is a live, exclusively borrowed array of exactly
     // `fds.len()` pollfd structures; a zero timeout never blocks.
     let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 0) };
-    if n <= 0 {
+    if n < 0 || (n == 0 && slots.iter().all(|s| s.tls.is_none())) {
         return;
     }
     /// The pumped clients are not the script: their commands neither use
@@ -193,7 +197,8 @@ pub fn pump(srv: &ServerState) {
         _outside: crate::keyspace::OutsideHold::enter(),
     };
     for (slot, pfd) in slots.iter().zip(&fds) {
-        if pfd.revents == 0 {
+        // (Decrypted input may wait in a TLS session with the socket empty.)
+        if pfd.revents == 0 && !slot.tls.as_ref().is_some_and(|t| t.has_plaintext()) {
             continue;
         }
         let mut parked = slot.state.lock();
@@ -203,7 +208,7 @@ pub fn pump(srv: &ServerState) {
         if state.client.info.killed.load(Relaxed) {
             continue;
         }
-        serve_parked(srv, slot.fd, state);
+        serve_parked(srv, slot.fd, slot.tls.as_deref(), state);
         drop(parked);
         slot.pumped.store(true, Relaxed);
         if let Some(w) = slot.waker.lock().as_ref() {
@@ -216,14 +221,15 @@ pub fn pump(srv: &ServerState) {
 
 /// Reads a parked client's input, runs the complete commands in it that
 /// may run now, and writes the replies as far as the socket takes them.
-fn serve_parked(srv: &ServerState, fd: RawFd, state: &mut ConnState) {
+fn serve_parked(srv: &ServerState, fd: RawFd, tls: Option<&TlsSession>, state: &mut ConnState) {
     // SAFETY: the descriptor belongs to the parked connection's stream,
     // owned by its task, which cannot run (or drop the stream) while this
     // thread is busy here; ManuallyDrop keeps this borrowed handle from
     // closing it.
     let mut socket = ManuallyDrop::new(unsafe { std::net::TcpStream::from_raw_fd(fd) });
+    let socket: &mut std::net::TcpStream = &mut socket;
     let limit = srv.config.client_query_buffer_limit();
-    send_pending(&mut socket, state);
+    send_pending(socket, tls, state);
     if !state.out.buf.is_empty() || state.client.close_after_reply {
         // The client does not read its replies (or is leaving): its input
         // waits, so its unsent -BUSY replies cannot pile up.
@@ -232,7 +238,11 @@ fn serve_parked(srv: &ServerState, fd: RawFd, state: &mut ConnState) {
     let mut chunk = [0u8; 16 * 1024];
     let mut taken = 0;
     loop {
-        match socket.read(&mut chunk) {
+        let read = match tls {
+            Some(t) => t.read_plain(socket, &mut chunk),
+            None => socket.read(&mut chunk),
+        };
+        match read {
             // End of input or an error: the task sees it on its next read.
             Ok(0) | Err(_) => break,
             Ok(n) => {
@@ -249,17 +259,25 @@ fn serve_parked(srv: &ServerState, fd: RawFd, state: &mut ConnState) {
         }
     }
     run_while_busy(srv, state);
-    send_pending(&mut socket, state);
+    send_pending(socket, tls, state);
 }
 
 /// Writes the parked client's replies as far as its socket takes them.
-fn send_pending(socket: &mut std::net::TcpStream, state: &mut ConnState) {
+fn send_pending(socket: &mut std::net::TcpStream, tls: Option<&TlsSession>, state: &mut ConnState) {
     let mut sent = 0;
     while sent < state.out.buf.len() {
-        match socket.write(&state.out.buf[sent..]) {
+        let wrote = match tls {
+            Some(t) => t.write_plain(socket, &state.out.buf[sent..]),
+            None => socket.write(&state.out.buf[sent..]),
+        };
+        match wrote {
             Ok(0) | Err(_) => break,
             Ok(n) => sent += n,
         }
+    }
+    if let Some(t) = tls {
+        // What stays unsent goes out when the task flushes.
+        let _ = t.flush(socket);
     }
     if sent > 0 {
         state.client.worker.writes_processed.add(1);

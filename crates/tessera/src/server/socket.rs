@@ -1,6 +1,7 @@
-//! The byte streams a client connects over: TCP or a Unix domain socket.
-//! A connection's code is generic over [`ClientSocket`], so both run the
-//! same read, dispatch and write path; a TLS stream will be a third kind.
+//! The byte streams a client connects over: TCP, a Unix domain socket, or
+//! TLS over TCP (`server/tls.rs`). A connection's code is generic over
+//! [`ClientSocket`], so all three run the same read, dispatch and write
+//! path.
 
 use std::future::Future;
 use std::io;
@@ -20,6 +21,16 @@ pub trait ClientSocket: AsyncRead + AsyncWrite + AsRawFd + Unpin + Send + 'stati
     fn try_write(&self, buf: &[u8]) -> io::Result<usize>;
     fn readable(&self) -> impl Future<Output = io::Result<()>> + Send;
     fn writable(&self) -> impl Future<Output = io::Result<()>> + Send;
+    /// Sends what an earlier `try_write` took but could not send yet (TLS
+    /// records); WouldBlock while some remains. Plain sockets hold nothing.
+    fn try_flush(&self) -> io::Result<()> {
+        Ok(())
+    }
+    /// The connection's TLS state, for those that read its socket directly
+    /// (the busy-script pump).
+    fn tls_session(&self) -> Option<std::sync::Arc<super::tls::TlsSession>> {
+        None
+    }
 }
 
 macro_rules! client_socket {
