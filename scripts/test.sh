@@ -2,16 +2,18 @@
 # Runs every test on a fresh machine: installs what the tests need
 # (redis-server 7.0 for the differential tests, redis-check-rdb and
 # redis-check-aof for the persistence tests, mkfs.ext4 for the power-cut
-# test), then the whole workspace's unit, property and integration tests.
+# test, openssl for the TLS tests' certificates), then the whole workspace's
+# unit, property and integration tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-check-aof >/dev/null 2>&1 \
-    || ! command -v redis-check-rdb >/dev/null 2>&1 || ! command -v mkfs.ext4 >/dev/null 2>&1; then
-    echo "installing redis-server, redis-tools and e2fsprogs with apt-get (the reference server, its file checkers, mkfs.ext4)"
+    || ! command -v redis-check-rdb >/dev/null 2>&1 || ! command -v mkfs.ext4 >/dev/null 2>&1 \
+    || ! command -v openssl >/dev/null 2>&1; then
+    echo "installing redis-server, redis-tools, e2fsprogs and openssl with apt-get (the reference server, its file checkers, mkfs.ext4, certificates for the TLS tests)"
     if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
-    if ! { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq redis-server redis-tools e2fsprogs >/dev/null; }; then
-        echo "ERROR: could not install redis-server/redis-tools/e2fsprogs. Install them (apt-get install -y redis-server redis-tools e2fsprogs) and re-run." >&2
+    if ! { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq redis-server redis-tools e2fsprogs openssl >/dev/null; }; then
+        echo "ERROR: could not install redis-server/redis-tools/e2fsprogs/openssl. Install them (apt-get install -y redis-server redis-tools e2fsprogs openssl) and re-run." >&2
         exit 1
     fi
 fi

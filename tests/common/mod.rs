@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 pub mod dataset;
 pub mod effects;
+pub mod tls;
 
 use tessera_resp::frame::parse_frame;
 pub use tessera_resp::frame::Frame;
@@ -80,9 +81,15 @@ pub fn target_is_redis() -> bool {
 }
 
 /// A server process owned by a test; killed (SIGTERM, then SIGKILL) when dropped.
+/// An argument replaced by a port that was free a moment ago, picked anew at each start
+/// attempt (for a second listener such as `--tls-port`); [`TestServer::extra_port`] says which.
+pub const FREE_PORT: &str = "{free-port}";
+
 pub struct TestServer {
     child: Child,
     port: u16,
+    /// What [`FREE_PORT`] stood for (0 if unused).
+    extra_port: u16,
     kind: ServerKind,
     dir: PathBuf,
     args: Vec<String>,
@@ -194,7 +201,18 @@ impl TestServer {
         if let Some(config) = config {
             args.insert(0, config.display().to_string());
         }
-        args.extend(extra.iter().map(|s| s.to_string()));
+        let extra_port = if extra.contains(&FREE_PORT) {
+            free_port()
+        } else {
+            0
+        };
+        args.extend(extra.iter().map(|s| {
+            if *s == FREE_PORT {
+                extra_port.to_string()
+            } else {
+                s.to_string()
+            }
+        }));
 
         let child = Command::new(&program)
             .args(&args)
@@ -229,6 +247,7 @@ impl TestServer {
         let mut server = TestServer {
             child,
             port,
+            extra_port,
             kind,
             dir,
             args,
@@ -263,6 +282,11 @@ impl TestServer {
 
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The port given for [`FREE_PORT`].
+    pub fn extra_port(&self) -> u16 {
+        self.extra_port
     }
 
     /// The server's scratch directory (its working directory).
