@@ -440,3 +440,31 @@ fn errors_echo_client_bytes_as_sent() {
     );
     assert_eq!(call(&mut raw, &[b"PING"]), simple("PONG"));
 }
+
+/// redis-server 7.0.15 echoes a client's bytes in its errors as they came
+/// (7.2 began escaping them), only cut at a NUL by its `%s` formatting.
+#[test]
+fn errors_echo_client_bytes_as_redis_7_0_does() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    assert_eq!(
+        c.call(&[&b"\xff\xfe"[..], b"a\x01b"]),
+        Frame::Error(
+            b"ERR unknown command '\xff\xfe', with args beginning with: 'a\x01b' ".to_vec()
+        )
+    );
+    assert_eq!(
+        c.call(&[&b"OBJECT"[..], b"f\xffo"]),
+        Frame::Error(b"ERR unknown subcommand 'f\xffo'. Try OBJECT HELP.".to_vec())
+    );
+    assert_eq!(
+        c.call(&[&b"CONFIG"[..], b"SET", b"\x01x", b"1"]),
+        Frame::Error(
+            b"ERR Unknown option or number of arguments for CONFIG SET - '\x01x'".to_vec()
+        )
+    );
+    assert_eq!(
+        c.call(&[&b"MEMORY"[..], b"\x00abc"]),
+        error("ERR unknown subcommand ''. Try MEMORY HELP.")
+    );
+}
