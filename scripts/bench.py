@@ -693,6 +693,92 @@ def main_memory(args):
     print("\n".join(table))
 
 
+def make_tls_certs(where):
+    """A CA and a v3 server certificate for 127.0.0.1 (EC P-256), made with the openssl CLI."""
+    def ossl(*a):
+        subprocess.run(["openssl", *a], cwd=where, check=True, capture_output=True)
+    ossl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "ca.key",
+         "-out", "ca.crt", "-days", "30", "-subj", "/CN=bench-ca")
+    ossl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "server.key",
+         "-out", "server.csr", "-subj", "/CN=127.0.0.1")
+    with open(os.path.join(where, "ext.cnf"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n")
+    ossl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+         "-out", "server.crt", "-days", "30", "-extfile", "ext.cnf")
+    return {k: os.path.join(where, f) for k, f in (("ca", "ca.crt"), ("cert", "server.crt"), ("key", "server.key"))}
+
+
+def redis_benchmark(port, tests, extra, requests, client_core, tls=None):
+    """redis-benchmark (it speaks TLS; resp-benchmark does not): {test: (rps, avg ms, p99 ms)}."""
+    cmd = ["taskset", "-c", client_core, "redis-benchmark", "-h", "127.0.0.1", "-p", str(port), "-t", tests,
+           "-n", str(requests), "-r", "100000", "--csv", *extra]
+    if tls:
+        cmd += ["--tls", "--cacert", tls["ca"]]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    rows = {}
+    for line in out.stdout.splitlines():
+        f = [x.strip('"') for x in line.split(",")]
+        if len(f) >= 7 and f[0] in ("SET", "GET"):
+            rows[f[0]] = (float(f[1]), float(f[2]), float(f[6]))
+    if not rows:
+        raise RuntimeError(f"no result from {' '.join(cmd)}:\n{out.stdout}\n{out.stderr}")
+    return rows
+
+
+def main_tls(args):
+    """SET and GET, -c 64 and -c 64 -P 16, TLS off and on, both servers on one core."""
+    where = tempfile.mkdtemp(prefix="bench-tls-")
+    certs = make_tls_certs(where)
+    client_core = args.client_cores.split(",")[0]
+    shapes = [("-c 64", ["-c", "64"], 200_000), ("-c 64 -P 16", ["-c", "64", "-P", "16"], 2_000_000)]
+    results = {}
+    for shape, extra, n in shapes:
+        for tls in (False, True):
+            for r in range(args.rounds):
+                for kind in (["redis", "tessera"] if r % 2 == 0 else ["tessera", "redis"]):
+                    tls_port = free_port()
+                    server_extra = ("--tls-port", str(tls_port), "--tls-cert-file", certs["cert"],
+                                    "--tls-key-file", certs["key"], "--tls-ca-cert-file", certs["ca"],
+                                    "--tls-auth-clients", "no") if tls else ()
+                    srv = Server(kind, args.server_core, args.threads, server_extra)
+                    try:
+                        u0, s0 = cpu_split(srv.proc.pid)
+                        rows = redis_benchmark(tls_port if tls else srv.port, "set,get", extra, n, client_core,
+                                               certs if tls else None)
+                        u1, s1 = cpu_split(srv.proc.pid)
+                    finally:
+                        srv.stop()
+                    user_per_req = (u1 - u0) * 1e6 / (2 * n)
+                    for test, v in rows.items():
+                        results.setdefault((shape, test, tls, kind), []).append(v + (user_per_req,))
+                        print(f"{shape:<12} {test} tls={'on ' if tls else 'off'} {kind:<8} rps={v[0]:>10.0f} "
+                              f"p99={v[2]:.3f}ms user/req={user_per_req:.2f}us", flush=True)
+    med = {k: [statistics.median(x[i] for x in v) for i in range(4)] for k, v in results.items()}
+    table = [
+        f"Measured {time.strftime('%Y-%m-%d')} on this machine ({os.cpu_count()} cores): servers pinned to core "
+        f"{args.server_core} (Tessera `--threads {args.threads}`), redis-benchmark 7.0.15 (`-r 100000 -t set,get`, "
+        f"200,000 requests per test without pipelining, 2,000,000 with) pinned to core {client_core}, median of "
+        f"{args.rounds} rounds alternating which server runs first. TLS: TLS 1.3, an EC P-256 certificate, "
+        f"`tls-auth-clients no`, the plain port beside it. User CPU per request is the server's user-space time "
+        f"over the SET and GET runs together. Produced by {invocation()}.",
+        "",
+        "| test | shape | redis QPS off | redis QPS TLS | redis TLS cost | Tessera QPS off | Tessera QPS TLS | Tessera TLS cost | Tessera / redis with TLS | redis p99 TLS ms | Tessera p99 TLS ms | user us/req TLS redis / Tessera |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for shape, _, _ in shapes:
+        for test in ("SET", "GET"):
+            ro, rt = med[(shape, test, False, "redis")], med[(shape, test, True, "redis")]
+            to, tt = med[(shape, test, False, "tessera")], med[(shape, test, True, "tessera")]
+            table.append(
+                f"| {test} | `{shape}` | {ro[0]:.0f} | {rt[0]:.0f} | {100 * (1 - rt[0] / ro[0]):.0f}% | {to[0]:.0f} | "
+                f"{tt[0]:.0f} | {100 * (1 - tt[0] / to[0]):.0f}% | {tt[0] / rt[0]:.2f}x | {rt[2]:.3f} | {tt[2]:.3f} | "
+                f"{rt[3]:.2f} / {tt[3]:.2f} |"
+            )
+    shutil.rmtree(where, ignore_errors=True)
+    write_section(args.output, args.doc_section or "tls", "\n".join(table))
+    print("\n".join(table))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=int, default=5)
@@ -744,6 +830,8 @@ def main():
         return main_durable(args)
     if args.section == "snapshot":
         return main_snapshot(args)
+    if args.section == "tls":
+        return main_tls(args)
     if args.section == "custom":
         # One ad-hoc case, for looking into a row: --command, optional --load, --bench-args.
         custom = [("custom", args.load, args.command, args.bench_args.split())]
