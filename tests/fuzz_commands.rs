@@ -449,7 +449,7 @@ fn run_seed(s: &mut TestServer, seed: u64, frames: u64) {
             }
         }
         sent += n as u64;
-        if batch_no % 50 == 0 {
+        if batch_no.is_multiple_of(50) {
             // Open transactions and WATCHes from random MULTI/EXEC are ended so the
             // next batch starts from a usable connection; a few damaged frames go
             // to a side connection (its answer, if any, is not checked: a cut
@@ -468,7 +468,7 @@ fn run_seed(s: &mut TestServer, seed: u64, frames: u64) {
             }
             populate(&mut c);
         }
-        if batch_no % 500 == 0 {
+        if batch_no.is_multiple_of(500) {
             s.assert_healthy();
         }
     }
