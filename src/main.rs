@@ -58,6 +58,11 @@ fn main() {
                 tessera::keyspace::events::set_notify_flags(cfg.notify_keyspace_events().0)
             }
             "lazyfree-lazy-expire" | "lazyfree-lazy-eviction" => mirror_lazy_deletions(cfg),
+            "requirepass" => tessera::acl::acl().set_default_password(cfg.requirepass().as_deref()),
+            "acllog-max-len" => tessera::acl::acl()
+                .log
+                .lock()
+                .trim(usize::try_from(cfg.acllog_max_len()).unwrap_or(usize::MAX)),
             "port" => tessera::server::relisten(cfg, tessera::server::ListenChange::Port)?,
             "bind" => tessera::server::relisten(cfg, tessera::server::ListenChange::Bind)?,
             "tls-port" => {

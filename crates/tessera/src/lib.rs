@@ -7,6 +7,7 @@
 //! directives. RESP framing lives in the separate `tessera-resp` crate so it
 //! can be fuzzed without any of this.
 
+pub mod acl;
 pub mod commands;
 pub mod config;
 pub mod journal;

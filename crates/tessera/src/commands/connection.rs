@@ -592,22 +592,43 @@ fn reset(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     c.no_touch = false;
     c.info.no_touch.store(false, Relaxed);
     *c.info.name.lock() = None;
-    c.authenticated = ctx.srv.config.requirepass().is_none();
+    let acl = crate::acl::acl();
+    c.user = acl.default_user().clone();
+    *c.info.user.lock() = c.user.clone();
+    c.authenticated = acl.starts_authenticated();
     c.info.authenticated.store(c.authenticated, Relaxed);
     ctx.out.protocol = Protocol::Resp2;
     ctx.out.simple(b"RESET");
     Ok(())
 }
 
-/// Checks a user/password pair against `requirepass` (the only user until
-/// ACLs arrive is `default`).
-fn check_password(ctx: &Ctx, user: &[u8], pass: &[u8]) -> bool {
-    if user != b"default" {
-        return false;
-    }
-    match ctx.srv.config.requirepass() {
-        Some(p) => p == pass,
-        None => true,
+/// Logs the client in as `user` if the password is one of the user's and
+/// the user is on; otherwise records the failure in the ACL LOG and
+/// refuses (AUTH and HELLO ... AUTH).
+fn log_in(ctx: &mut Ctx, command: &[u8], user: &[u8], pass: &[u8]) -> CmdResult {
+    match crate::acl::acl().authenticate(user, pass) {
+        Some(u) => {
+            ctx.client.log_in(u);
+            Ok(())
+        }
+        None => {
+            let context = if ctx.client.multi.in_exec {
+                "multi"
+            } else {
+                "toplevel"
+            };
+            crate::server::dispatch::log_acl_denial(
+                ctx.srv,
+                ctx.client,
+                "auth",
+                context,
+                command.to_vec(),
+                user.to_vec(),
+            );
+            Err(CmdError::msg(
+                "WRONGPASS invalid username-password pair or user is disabled.",
+            ))
+        }
     }
 }
 
@@ -619,16 +640,10 @@ fn auth(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         3 => (args[1], args[2]),
         _ => return Err(CmdError::Syntax),
     };
-    if args.len() == 2 && ctx.srv.config.requirepass().is_none() {
+    if args.len() == 2 && crate::acl::acl().default_user().rules().nopass {
         return Err(CmdError::msg("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"));
     }
-    if !check_password(ctx, user, pass) {
-        return Err(CmdError::msg(
-            "WRONGPASS invalid username-password pair or user is disabled.",
-        ));
-    }
-    ctx.client.authenticated = true;
-    ctx.client.info.authenticated.store(true, Relaxed);
+    log_in(ctx, args[0], user, pass)?;
     ctx.out.ok();
     Ok(())
 }
@@ -662,13 +677,7 @@ fn hello(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             if i + 2 < 64 {
                 ctx.client.redacted |= (1 << (i + 1)) | (1 << (i + 2));
             }
-            if !check_password(ctx, args[i + 1], args[i + 2]) {
-                return Err(CmdError::msg(
-                    "WRONGPASS invalid username-password pair or user is disabled.",
-                ));
-            }
-            ctx.client.authenticated = true;
-            ctx.client.info.authenticated.store(true, Relaxed);
+            log_in(ctx, args[0], args[i + 1], args[i + 2])?;
             i += 3;
         } else if eq_ic(args[i], "setname") && more >= 1 {
             let n = args[i + 1];
@@ -829,7 +838,7 @@ fn client_info(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 /// Kills a client, gone at once for everybody else, as in Redis. A client
 /// killing itself still gets this command's reply: its connection closes
 /// after the reply is written, not before.
-fn kill_client(ctx: &mut Ctx, c: &ClientInfo) {
+pub(crate) fn kill_client(ctx: &mut Ctx, c: &ClientInfo) {
     ctx.srv.clients.unregister(c.id);
     if c.id == ctx.client.id {
         ctx.client.close_after_reply = true;
@@ -903,16 +912,27 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         }
         i += 2;
     }
-    if let Some(u) = &user {
-        if u.as_slice() != b"default" {
-            return Err(CmdError::bytes(&[b"ERR No such user '", c_bytes(u), b"'"]));
-        }
-    }
+    let user = match &user {
+        Some(name) => match crate::acl::acl().get(name) {
+            Some(u) => Some(u),
+            None => {
+                return Err(CmdError::bytes(&[
+                    b"ERR No such user '",
+                    c_bytes(name),
+                    b"'",
+                ]));
+            }
+        },
+        None => None,
+    };
     let mut killed = 0;
     for c in &clients {
         if id.is_some_and(|i| i != c.id)
             || addr.as_ref().is_some_and(|a| *a != c.addr.to_string())
             || laddr.as_ref().is_some_and(|a| *a != c.laddr.to_string())
+            || user
+                .as_ref()
+                .is_some_and(|u| !std::sync::Arc::ptr_eq(u, &c.user.lock()))
             || wanted == Some(None)
             || wanted.flatten().is_some_and(|p| is_pubsub_client(c) != p)
             || (skipme && c.id == my_id)

@@ -234,6 +234,33 @@ pub struct CommandSpec {
     /// other clients' commands already in flight run (PUBLISH, for its
     /// receivers'): see `dispatch::execute`.
     pub waits_for_others: Option<WaitsForOthers>,
+    /// Which arguments are pub/sub channels, for ACL's channel rules.
+    pub channel_args: ChannelArgs,
+}
+
+/// The pub/sub channels among a command's arguments (Redis's
+/// getChannelsFromCommand), which ACL `&pattern` rules govern.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChannelArgs {
+    None,
+    /// The first argument is a channel published to.
+    Publish,
+    /// Every argument is a channel subscribed to.
+    Subscribe,
+    /// Every argument is a pattern subscribed to (matched literally).
+    PatternSubscribe,
+}
+
+impl ChannelArgs {
+    /// (argument index, is a pattern) of each channel in `args`.
+    pub fn positions(self, args: &[&[u8]]) -> Vec<(usize, bool)> {
+        match self {
+            ChannelArgs::None => Vec::new(),
+            ChannelArgs::Publish => (args.len() > 1).then_some((1, false)).into_iter().collect(),
+            ChannelArgs::Subscribe => (1..args.len()).map(|i| (i, false)).collect(),
+            ChannelArgs::PatternSubscribe => (1..args.len()).map(|i| (i, true)).collect(),
+        }
+    }
 }
 
 /// See [`CommandSpec::waits_for_others`].
@@ -306,7 +333,13 @@ impl CommandSpec {
             getkeys: None,
             key_flags_of: None,
             waits_for_others: None,
+            channel_args: ChannelArgs::None,
         }
+    }
+
+    pub const fn channels(mut self, channels: ChannelArgs) -> Self {
+        self.channel_args = channels;
+        self
     }
 
     pub const fn getkeys(mut self, f: GetKeys) -> Self {

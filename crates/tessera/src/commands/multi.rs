@@ -320,6 +320,20 @@ fn exec(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
             continue;
         };
         let args: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
+        // The user's permissions may have changed since the command was
+        // queued: they are checked again, as Redis does.
+        if let Err(denied) = dispatch::acl_check(srv, ctx.client, *id, spec, &args, Some("multi")) {
+            let reason = match denied {
+                crate::acl::Denied::Command => "no permission to execute the command or subcommand",
+                crate::acl::Denied::Key(_) => "no permission to touch the specified keys",
+                crate::acl::Denied::Channel(_) => {
+                    "no permission to access one of the channels used as arguments"
+                }
+            };
+            ctx.client.worker.count_error("NOPERM");
+            ctx.out.error(format!("NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: {reason}").as_bytes());
+            continue;
+        }
         dispatch::call(srv, ctx.client, ctx.out, *id, spec, &args, now_ms);
     }
     ctx.client.multi.in_exec = false;

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use super::flags::*;
 use super::meta::{arg as a, ks, ksflags::*};
-use super::{CmdError, CmdResult, CommandSpec, Ctx, Handler};
+use super::{ChannelArgs, CmdError, CmdResult, CommandSpec, Ctx, Handler};
 use crate::server::client::Client;
 use crate::server::pubsub::{Kind, PubSub};
 use crate::server::state::ServerState;
@@ -32,13 +32,15 @@ fn no_keys(_args: &[&[u8]]) -> Result<Vec<usize>, super::meta::InvalidKeyArgs> {
 pub static COMMANDS: &[CommandSpec] = &[
     cmd("subscribe", -2, PUBSUB | NOSCRIPT | LOADING | STALE | SUBSCRIPTION | PUBSUB_CONTEXT, "2.0.0", "Listens for messages published to channels.", subscribe)
         .complexity("O(N) where N is the number of channels to subscribe to.")
-        .args(&[a::string("channel").multiple()]),
+        .args(&[a::string("channel").multiple()])
+        .channels(ChannelArgs::Subscribe),
     cmd("unsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE | SUBSCRIPTION | PUBSUB_CONTEXT, "2.0.0", "Stops listening to messages posted to channels.", unsubscribe)
         .complexity("O(N) where N is the number of clients already subscribed to a channel.")
         .args(&[a::string("channel").optional().multiple()]),
     cmd("psubscribe", -2, PUBSUB | NOSCRIPT | LOADING | STALE | SUBSCRIPTION | PUBSUB_CONTEXT, "2.0.0", "Listens for messages published to channels that match one or more patterns.", psubscribe)
         .complexity("O(N) where N is the number of patterns the client is already subscribed to.")
-        .args(&[a::block("pattern", &[a::pattern("pattern")]).multiple()]),
+        .args(&[a::block("pattern", &[a::pattern("pattern")]).multiple()])
+        .channels(ChannelArgs::PatternSubscribe),
     cmd("punsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE | SUBSCRIPTION | PUBSUB_CONTEXT, "2.0.0", "Stops listening to messages published to channels that match one or more patterns.", punsubscribe)
         .complexity(
             "O(N+M) where N is the number of patterns the client is already subscribed and M is the number of total patterns subscribed in the system (by any client).",
@@ -49,12 +51,14 @@ pub static COMMANDS: &[CommandSpec] = &[
             "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).",
         )
         .args(&[a::string("channel"), a::string("message")])
+        .channels(ChannelArgs::Publish)
         .waits_for_others(receivers_busy),
     cmd("ssubscribe", -2, PUBSUB | NOSCRIPT | LOADING | STALE | SUBSCRIPTION | PUBSUB_CONTEXT, "7.0.0", "Listens for messages published to shard channels.", ssubscribe)
         .complexity("O(N) where N is the number of shard channels to subscribe to.")
         .key_specs(&[ks(NOT_KEY, 1, -1, 1)])
         .getkeys(no_keys)
-        .args(&[a::string("shardchannel").multiple()]),
+        .args(&[a::string("shardchannel").multiple()])
+        .channels(ChannelArgs::Subscribe),
     cmd("sunsubscribe", -1, PUBSUB | NOSCRIPT | LOADING | STALE | SUBSCRIPTION | PUBSUB_CONTEXT, "7.0.0", "Stops listening to messages posted to shard channels.", sunsubscribe)
         .complexity("O(N) where N is the number of clients already subscribed to a shard channel.")
         .key_specs(&[ks(NOT_KEY, 1, -1, 1)])
@@ -67,6 +71,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         .key_specs(&[ks(NOT_KEY, 1, 0, 1)])
         .getkeys(no_keys)
         .args(&[a::string("shardchannel"), a::string("message")])
+        .channels(ChannelArgs::Publish)
         .waits_for_others(shard_receivers_busy),
     cmd("pubsub", -2, 0, "2.8.0", "A container for Pub/Sub commands.", super::generic::container)
         .complexity("Depends on subcommand.")

@@ -315,7 +315,12 @@ impl Loader<'_> {
         match (name, args.len()) {
             (b"include", 1) => self.include(args[0], depth),
             (b"rename-command", 2) => self.rename_command(args[0], args[1]),
-            (b"user", n) if n >= 1 => Err("ACL users are not supported by Tessera yet".into()),
+            (b"user", n) if n >= 1 => {
+                self.cfg
+                    .user_lines
+                    .push(args.iter().map(|a| a.to_vec()).collect());
+                Ok(())
+            }
             (b"loadmodule", n) if n >= 1 => Err("Modules are not supported by Tessera".into()),
             (b"sentinel", 0) => Err("Sentinel mode is not supported by Tessera".into()),
             (b"sentinel", _) => Err("sentinel directive while not in sentinel mode".into()),

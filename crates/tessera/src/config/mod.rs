@@ -22,7 +22,7 @@
 mod load;
 mod parse;
 /// sdssplitargs, for the other places Redis splits a line with it.
-pub(crate) use parse::split_args;
+pub(crate) use parse::{split_args, strerror};
 mod rewrite;
 mod table;
 #[cfg(test)]
@@ -37,9 +37,7 @@ use parking_lot::{Mutex, RwLock};
 
 pub use load::CommandExists;
 pub use parse::KeyspaceEvents;
-use parse::{
-    c_strtoll, format_percentile, mem_to_u64, split_spaces, strerror, strict_f64, strict_i64,
-};
+use parse::{c_strtoll, format_percentile, mem_to_u64, split_spaces, strict_f64, strict_i64};
 use table::{idx, Check, Def, NumFmt, Special, Ty, TABLE};
 use table::{DENY_LOADING, HIDDEN, IMMUTABLE, MULTI_ARG, PROTECTED, SENSITIVE};
 
@@ -218,6 +216,8 @@ pub struct Config {
     active_expire: AtomicBool,
     config_file: Option<PathBuf>,
     renames: Vec<(Vec<u8>, Vec<u8>)>,
+    /// `user` directives, in order, each without the `user` word.
+    pub(crate) user_lines: Vec<Vec<Vec<u8>>>,
     /// Serialises CONFIG SET and CONFIG REWRITE.
     set_lock: Mutex<()>,
     hook: RwLock<Option<Arc<ApplyHook>>>,
@@ -361,6 +361,7 @@ const ENABLE_MODULE: usize = idx("enable-module-command");
 const UNIXSOCKET: usize = idx("unixsocket");
 const UNIXSOCKETPERM: usize = idx("unixsocketperm");
 const DBFILENAME: usize = idx("dbfilename");
+const ACLFILE: usize = idx("aclfile");
 const RDBCOMPRESSION: usize = idx("rdbcompression");
 const RDBCHECKSUM: usize = idx("rdbchecksum");
 const STOP_WRITES_ON_BGSAVE_ERROR: usize = idx("stop-writes-on-bgsave-error");
@@ -421,6 +422,7 @@ impl Config {
             active_expire: AtomicBool::new(true),
             config_file: None,
             renames: Vec::new(),
+            user_lines: Vec::new(),
             set_lock: Mutex::new(()),
             hook: RwLock::new(None),
         }
@@ -854,6 +856,16 @@ impl Config {
     }
     pub fn requirepass(&self) -> Option<Vec<u8>> {
         self.str_val(REQUIREPASS)
+    }
+    /// The ACL file, if one is configured.
+    pub fn aclfile(&self) -> Option<String> {
+        self.str_val(ACLFILE)
+            .map(|v| lossy(&v))
+            .filter(|v| !v.is_empty())
+    }
+    /// `user` lines of the configuration files, each without `user`.
+    pub fn user_lines(&self) -> &[Vec<Vec<u8>>] {
+        &self.user_lines
     }
     pub fn tls_port(&self) -> u16 {
         u16::try_from(self.num(TLS_PORT)).unwrap_or(0)

@@ -466,10 +466,6 @@ fn unsupported_values_are_refused_at_startup() {
             "slaveof 127.0.0.1 6380\n",
             "replicaof is not supported by Tessera yet (replication)",
         ),
-        (
-            "user default on nopass\n",
-            "ACL users are not supported by Tessera yet",
-        ),
         ("loadmodule /x.so\n", "Modules are not supported by Tessera"),
     ] {
         let err = load_file(content, &[]).err().unwrap_or_default();

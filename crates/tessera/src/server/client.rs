@@ -41,6 +41,8 @@ pub struct Client {
     pub id: u64,
     pub db: usize,
     pub authenticated: bool,
+    /// The user the client is logged in as (the default user until AUTH).
+    pub user: Arc<crate::acl::User>,
     pub reply_mode: ReplyMode,
     pub no_evict: bool,
     pub no_touch: bool,
@@ -117,17 +119,27 @@ pub struct TxState {
 }
 
 impl Client {
+    /// Logs the client in as `user`.
+    pub fn log_in(&mut self, user: Arc<crate::acl::User>) {
+        self.authenticated = true;
+        self.info.authenticated.store(true, Relaxed);
+        *self.info.user.lock() = user.clone();
+        self.user = user;
+    }
+
     /// A newly connected client, served by the worker `worker` counts for.
     pub fn new(
-        srv: &super::state::ServerState,
+        _srv: &super::state::ServerState,
         id: u64,
         info: Arc<ClientInfo>,
         worker: Arc<WorkerStats>,
     ) -> Client {
+        let user = info.user.lock().clone();
         Client {
             id,
             db: 0,
-            authenticated: srv.config.requirepass().is_none(),
+            authenticated: crate::acl::acl().starts_authenticated(),
+            user,
             reply_mode: ReplyMode::On,
             no_evict: false,
             no_touch: false,
@@ -244,6 +256,9 @@ pub struct ClientInfo {
     pub no_evict: AtomicBool,
     pub no_touch: AtomicBool,
     pub authenticated: AtomicBool,
+    /// The user it is logged in as (CLIENT LIST `user`, CLIENT KILL USER,
+    /// ACL DELUSER).
+    pub user: Mutex<Arc<crate::acl::User>>,
     /// Set by CLIENT KILL; the task closes at its next wake-up.
     pub killed: AtomicBool,
     /// Wakes a task that waits on something other than its socket (MONITOR).
@@ -308,6 +323,7 @@ impl ClientInfo {
             no_evict: AtomicBool::new(false),
             no_touch: AtomicBool::new(false),
             authenticated: AtomicBool::new(false),
+            user: Mutex::new(crate::acl::acl().default_user().clone()),
             killed: AtomicBool::new(false),
             wake: Notify::new(),
             fd_open: Mutex::new(true),
@@ -478,7 +494,7 @@ impl ClientInfo {
         let age = (now_ms - self.created_ms).max(0) / 1000;
         let idle = (now_ms - self.last_interaction_ms.load(Relaxed)).max(0) / 1000;
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events=r cmd={} user=default redir={} resp={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events=r cmd={} user={} redir={} resp={}",
             self.id,
             self.addr,
             self.laddr,
@@ -503,6 +519,7 @@ impl ClientInfo {
             self.omem.load(Relaxed),
             self.total_memory() + obl,
             cmd,
+            String::from_utf8_lossy(&self.user.lock().name),
             self.redirect.load(Relaxed),
             self.resp.load(Relaxed),
         )

@@ -893,7 +893,7 @@ pub fn pause_applies(srv: &ServerState, client: &Client, args: &[&[u8]]) -> bool
         return false;
     };
     // (Redis pauses a command after every other check has let it through.)
-    if dispatch::refused_before_pause(srv, client, found.id, found.spec) {
+    if dispatch::refused_before_pause(srv, client, found.id, found.spec, args) {
         return false;
     }
     if !srv.pause.writes_only.load(Relaxed) {

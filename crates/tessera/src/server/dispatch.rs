@@ -99,7 +99,7 @@ fn execute_command(
     let admitted = if client.replaying {
         Ok(())
     } else {
-        admit(srv, client, id, cmd, Caller::Client, out.resp3())
+        admit(srv, client, id, cmd, args, Caller::Client, out.resp3())
     };
     if let Err(e) = admitted {
         stats.rejected.add(1);
@@ -205,6 +205,8 @@ enum Check {
     Auth,
     /// NO_MULTI commands inside MULTI.
     NoMulti,
+    /// The user's permissions: command, keys, channels (NOPERM).
+    Acl,
     /// NOSCRIPT commands from a script.
     NoScript,
     /// Writes from a read-only script.
@@ -229,7 +231,8 @@ const CLIENT_CHECKS: &[Check] = &[
     Check::Protected,
     Check::Auth,
     Check::NoMulti,
-    // ACL (NOPERM), then the cluster slot check (MOVED/ASK/CROSSSLOT).
+    Check::Acl,
+    // The cluster slot check (MOVED/ASK/CROSSSLOT).
     Check::Memory,
     Check::DiskError,
     // NOREPLICAS (min-replicas), READONLY (replica).
@@ -243,7 +246,8 @@ const CLIENT_CHECKS: &[Check] = &[
 /// A script's `redis.call`, in `scriptCall`'s order.
 const SCRIPT_CHECKS: &[Check] = &[
     Check::NoScript,
-    // ACL (NOPERM).
+    // Stale replica (MASTERDOWN).
+    Check::Acl,
     Check::ScriptWrite,
     // READONLY (replica).
     Check::DiskError,
@@ -261,6 +265,7 @@ pub fn admit(
     client: &Client,
     id: usize,
     cmd: &CommandSpec,
+    args: &[&[u8]],
     caller: Caller,
     resp3: bool,
 ) -> Result<(), CmdError> {
@@ -268,10 +273,103 @@ pub fn admit(
         Caller::Client => CLIENT_CHECKS,
         Caller::Script(_) => SCRIPT_CHECKS,
     };
+    let req = Admission {
+        id,
+        cmd,
+        args,
+        caller,
+        resp3,
+        record: true,
+    };
     for &check in checks {
-        check_one(srv, client, id, cmd, caller, resp3, check)?;
+        check_one(srv, client, &req, check)?;
     }
     Ok(())
+}
+
+/// What [`check_one`] looks at.
+struct Admission<'a> {
+    id: usize,
+    cmd: &'a CommandSpec,
+    args: &'a [&'a [u8]],
+    caller: Caller,
+    resp3: bool,
+    /// Refusals go to the ACL LOG (not when only asking whether a
+    /// command would be refused).
+    record: bool,
+}
+
+/// Checks the client's user may run the command, recording a refusal in
+/// the ACL LOG under `context` (`toplevel`, `multi`, `lua`).
+pub fn acl_check(
+    srv: &ServerState,
+    client: &Client,
+    id: usize,
+    cmd: &CommandSpec,
+    args: &[&[u8]],
+    context: Option<&'static str>,
+) -> Result<(), crate::acl::Denied> {
+    if client.user.unrestricted() {
+        return Ok(());
+    }
+    let rules = client.user.rules();
+    let req = crate::acl::Request {
+        id,
+        spec: cmd,
+        args,
+        is_subcommand: crate::acl::universe::universe()
+            .parent
+            .get(id)
+            .is_some_and(|p| p.is_some()),
+    };
+    let denied = crate::acl::check(&rules, &req);
+    if let (Err(d), Some(context)) = (denied, context) {
+        let (reason, object) = match d {
+            crate::acl::Denied::Command => (
+                "command",
+                commands::by_id(id)
+                    .map_or(cmd.name, |(n, _)| n)
+                    .as_bytes()
+                    .to_vec(),
+            ),
+            crate::acl::Denied::Key(i) => ("key", args.get(i).map_or(Vec::new(), |a| a.to_vec())),
+            crate::acl::Denied::Channel(i) => {
+                ("channel", args.get(i).map_or(Vec::new(), |a| a.to_vec()))
+            }
+        };
+        log_acl_denial(
+            srv,
+            client,
+            reason,
+            context,
+            object,
+            client.user.name.clone(),
+        );
+    }
+    denied
+}
+
+/// Adds an entry to the ACL LOG.
+pub fn log_acl_denial(
+    srv: &ServerState,
+    client: &Client,
+    reason: &'static str,
+    context: &'static str,
+    object: Vec<u8>,
+    username: Vec<u8>,
+) {
+    let now = unix_ms();
+    let entry = crate::acl::log::Entry {
+        count: 1,
+        reason,
+        context,
+        object,
+        username,
+        created_ms: now,
+        client_info: client.info.describe(now),
+    };
+    let max = usize::try_from(srv.config.acllog_max_len()).unwrap_or(usize::MAX);
+    crate::acl::acl().log.lock().add(entry, max);
 }
 
 /// Whether a client's command would be refused by a check that has no
@@ -282,24 +380,30 @@ pub fn refused_before_pause(
     client: &Client,
     id: usize,
     cmd: &CommandSpec,
+    args: &[&[u8]],
 ) -> bool {
-    let resp3 = client.info.resp.load(Relaxed) == 3;
+    let req = Admission {
+        id,
+        cmd,
+        args,
+        caller: Caller::Client,
+        resp3: client.info.resp.load(Relaxed) == 3,
+        record: false,
+    };
     CLIENT_CHECKS
         .iter()
         .filter(|c| !matches!(c, Check::Memory))
-        .any(|&c| check_one(srv, client, id, cmd, Caller::Client, resp3, c).is_err())
+        .any(|&c| check_one(srv, client, &req, c).is_err())
 }
 
 #[inline]
 fn check_one(
     srv: &ServerState,
     client: &Client,
-    id: usize,
-    cmd: &CommandSpec,
-    caller: Caller,
-    resp3: bool,
+    req: &Admission,
     check: Check,
 ) -> Result<(), CmdError> {
+    let (id, cmd, caller, resp3) = (req.id, req.cmd, req.caller, req.resp3);
     let refuse = |msg: &'static str| Err(CmdError::msg(msg));
     match check {
         Check::Protected => {
@@ -318,9 +422,22 @@ fn check_one(
         Check::Auth => {
             if !client.authenticated
                 && !cmd.has(flags::NO_AUTH)
-                && srv.config.requirepass().is_some()
+                && crate::acl::acl().login_required()
             {
                 return Err(CmdError::NoAuth);
+            }
+        }
+        Check::Acl => {
+            let script = matches!(caller, Caller::Script(_));
+            let context = req.record.then_some(if script {
+                "lua"
+            } else if client.multi.active {
+                "multi"
+            } else {
+                "toplevel"
+            });
+            if let Err(denied) = acl_check(srv, client, id, cmd, req.args, context) {
+                return Err(CmdError::msg(acl_refusal(denied, script, id, cmd)));
             }
         }
         Check::NoMulti => {
@@ -416,6 +533,32 @@ fn check_one(
         }
     }
     Ok(())
+}
+
+/// The error a command the user may not run gets, from a client or from
+/// a script.
+fn acl_refusal(denied: crate::acl::Denied, script: bool, id: usize, cmd: &CommandSpec) -> String {
+    use crate::acl::Denied;
+    match (denied, script) {
+        (Denied::Command, false) => format!(
+            "NOPERM this user has no permissions to run the '{}' command",
+            commands::by_id(id).map_or(cmd.name, |(n, _)| n)
+        ),
+        (Denied::Key(_), false) => {
+            "NOPERM this user has no permissions to access one of the keys used as arguments".into()
+        }
+        (Denied::Channel(_), false) => {
+            "NOPERM this user has no permissions to access one of the channels used as arguments"
+                .into()
+        }
+        (Denied::Command, true) => {
+            "ERR The user executing the script can't run this command or subcommand".into()
+        }
+        (Denied::Key(_), true) => "ERR The user executing the script can't access at least one of the keys mentioned in the command arguments".into(),
+        (Denied::Channel(_), true) => {
+            "ERR The user executing the script can't publish to the channel mentioned in the command".into()
+        }
+    }
 }
 
 /// Wakes clients blocked on keys the command (or EXEC, or script) filled.

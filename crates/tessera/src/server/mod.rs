@@ -106,6 +106,7 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
         n => n,
     };
     let ncmds = crate::commands::command_count_with_subs();
+    crate::acl::load_at_startup(&config)?;
     // A worker runs a script to its end before it serves anyone else. With
     // one worker, a script past busy-reply-threshold would leave nobody to
     // answer new clients (-BUSY, SCRIPT KILL, SHUTDOWN NOSAVE), so a spare
@@ -733,7 +734,7 @@ pub fn shutdown_now(srv: &ServerState) -> ! {
 /// Redis's protected mode: with no password set, only loopback clients
 /// may connect.
 fn denied_by_protected_mode(srv: &ServerState, s: &std::net::TcpStream) -> bool {
-    if !srv.config.protected_mode() || srv.config.requirepass().is_some() {
+    if !srv.config.protected_mode() || !crate::acl::acl().default_user().rules().nopass {
         return false;
     }
     match s.peer_addr() {

@@ -67,9 +67,17 @@ impl Host for ScriptHost<'_, '_> {
     fn call(&mut self, args: &[&[u8]], out: &mut ReplyBuf) -> Result<(), String> {
         let caller = Caller::Script(self.rules);
         let admitted = dispatch::resolve(args, caller).and_then(|found| {
-            dispatch::admit(self.srv, self.client, found.id, found.spec, caller, false)
-                .map(|()| (found.id, found.spec))
-                .map_err(|e| (Some(found.id), e))
+            dispatch::admit(
+                self.srv,
+                self.client,
+                found.id,
+                found.spec,
+                args,
+                caller,
+                false,
+            )
+            .map(|()| (found.id, found.spec))
+            .map_err(|e| (Some(found.id), e))
         });
         let (id, spec) = match admitted {
             Ok(target) => target,

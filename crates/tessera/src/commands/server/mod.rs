@@ -4,6 +4,7 @@
 //! This file holds their command table; the handlers live in one file per
 //! family, along the seams of Redis's own source.
 
+mod access;
 mod config;
 mod debug;
 mod info;
@@ -16,6 +17,10 @@ use super::flags::*;
 use super::generic::container;
 use super::meta::{arg as a, docflags, ks, ksflags::*};
 use super::{acl, CommandSpec, Handler};
+use access::{
+    acl_cat, acl_deluser, acl_dryrun, acl_genpass, acl_getuser, acl_help, acl_list, acl_load,
+    acl_log, acl_save, acl_setuser, acl_users, acl_whoami,
+};
 use config::{config_get, config_help, config_resetstat, config_rewrite, config_set};
 use debug::debug;
 use info::info;
@@ -62,6 +67,9 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd("config", -2, 0, "2.0.0", "Container for commands that read and change the configuration.", container)
         .complexity("Depends on subcommand.")
         .subcommands(CONFIG_SUBS),
+    cmd("acl", -2, 0, "6.0.0", "A container for Access List Control commands ", container)
+        .complexity("Depends on subcommand.")
+        .subcommands(ACL_SUBS),
     cmd(
         "command",
         -1,
@@ -141,6 +149,49 @@ pub static COMMANDS: &[CommandSpec] = &[
     )
     .complexity("Depends on subcommand.")
     .doc_flags(docflags::SYSCMD),
+];
+
+const ACL_ADMIN: u64 = ADMIN | NOSCRIPT | LOADING | STALE;
+
+static ACL_SUBS: &[CommandSpec] = &[
+    cmd("cat", -2, NOSCRIPT | LOADING | STALE, "6.0.0", "List the ACL categories or the commands inside a category", acl_cat)
+        .complexity("O(1) since the categories and commands are a fixed set.")
+        .args(&[a::string("categoryname").optional()]),
+    cmd("deluser", -3, ACL_ADMIN, "6.0.0", "Remove the specified ACL users and the associated rules", acl_deluser)
+        .complexity("O(1) amortized time considering the typical user.")
+        .args(&[a::string("username").multiple()]),
+    cmd("dryrun", -4, ACL_ADMIN, "7.0.0", "Returns whether the user can execute the given command without executing the command.", acl_dryrun)
+        .complexity("O(1).")
+        .args(&[a::string("username"), a::string("command"), a::string("arg").optional().multiple()]),
+    cmd("genpass", -2, NOSCRIPT | LOADING | STALE, "6.0.0", "Generate a pseudorandom secure password to use for ACL users", acl_genpass)
+        .args(&[a::integer("bits").optional()]),
+    cmd("getuser", 3, ACL_ADMIN, "6.0.0", "Get the rules for a specific ACL user", acl_getuser)
+        .complexity("O(N). Where N is the number of password, command and pattern rules that the user has.")
+        .history(&[
+            ("6.2.0", "Added Pub/Sub channel patterns."),
+            ("7.0.0", "Added selectors and changed the format of key and channel patterns from a list to their rule representation."),
+        ])
+        .args(&[a::string("username")]),
+    cmd("help", 2, LOADING | STALE, "6.0.0", "Show helpful text about the different subcommands", acl_help),
+    cmd("list", 2, ACL_ADMIN, "6.0.0", "List the current ACL rules in ACL config file format", acl_list)
+        .complexity("O(N). Where N is the number of configured users."),
+    cmd("load", 2, ACL_ADMIN, "6.0.0", "Reload the ACLs from the configured ACL file", acl_load)
+        .complexity("O(N). Where N is the number of configured users."),
+    cmd("log", -2, ACL_ADMIN, "6.0.0", "List latest events denied because of ACLs in place", acl_log)
+        .complexity("O(N) with N being the number of entries shown.")
+        .args(&[a::oneof("operation", &[a::integer("count"), a::pure("reset", "RESET")]).optional()]),
+    cmd("save", 2, ACL_ADMIN, "6.0.0", "Save the current ACL rules in the configured ACL file", acl_save)
+        .complexity("O(N). Where N is the number of configured users."),
+    cmd("setuser", -3, ACL_ADMIN, "6.0.0", "Modify or create the rules for a specific ACL user", acl_setuser)
+        .complexity("O(N). Where N is the number of rules provided.")
+        .history(&[
+            ("6.2.0", "Added Pub/Sub channel patterns."),
+            ("7.0.0", "Added selectors and key based permissions."),
+        ])
+        .args(&[a::string("username"), a::string("rule").optional().multiple()]),
+    cmd("users", 2, ACL_ADMIN, "6.0.0", "List the username of all the configured ACL rules", acl_users)
+        .complexity("O(N). Where N is the number of configured users."),
+    cmd("whoami", 2, NOSCRIPT | LOADING | STALE, "6.0.0", "Return the name of the user associated to the current connection", acl_whoami),
 ];
 
 static CONFIG_SUBS: &[CommandSpec] = &[

@@ -1,0 +1,124 @@
+//! Whether a user may run a command with these arguments: the command (or
+//! its first argument), the keys by how the command uses them (the key
+//! specs' access flags), and the channels. A user passes if its root
+//! permissions or any selector do.
+
+use super::rules::{perm, Selector, UserRules};
+use crate::commands::{flags, CommandSpec, KeyUse};
+use crate::util::glob::glob_match;
+
+/// Why a command was refused, and at which argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Denied {
+    Command,
+    /// The key at this argument index.
+    Key(usize),
+    /// The channel at this argument index.
+    Channel(usize),
+}
+
+impl Denied {
+    /// Redis's order of relevance when no selector lets the command
+    /// through: a channel over a key over the command, then the later
+    /// argument.
+    fn rank(self) -> (u8, usize) {
+        match self {
+            Denied::Command => (1, 0),
+            Denied::Key(i) => (2, i),
+            Denied::Channel(i) => (4, i),
+        }
+    }
+}
+
+/// The command being checked: its id (a subcommand's own), spec and
+/// arguments (for a subcommand, the container's name first).
+pub struct Request<'a> {
+    pub id: usize,
+    pub spec: &'a CommandSpec,
+    pub args: &'a [&'a [u8]],
+    pub is_subcommand: bool,
+}
+
+/// Checks `req` against the user's root permissions and selectors.
+#[inline]
+pub fn check(rules: &UserRules, req: &Request) -> Result<(), Denied> {
+    if rules.unrestricted() {
+        return Ok(());
+    }
+    let mut keys: Option<Vec<KeyUse>> = None;
+    let mut worst = Denied::Command;
+    for selector in std::iter::once(&rules.root).chain(rules.selectors.iter()) {
+        match check_selector(selector, req, &mut keys) {
+            Ok(()) => return Ok(()),
+            Err(d) => {
+                if d.rank() > worst.rank() {
+                    worst = d;
+                }
+            }
+        }
+    }
+    Err(worst)
+}
+
+fn check_selector(
+    s: &Selector,
+    req: &Request,
+    keys: &mut Option<Vec<KeyUse>>,
+) -> Result<(), Denied> {
+    if !s.all_commands && !req.spec.has(flags::NO_AUTH) && !s.allowed.get(req.id) {
+        let first_arg = req.args.get(if req.is_subcommand { 2 } else { 1 });
+        let allowed_by_first_arg = match (first_arg, s.first_args.get(&req.id)) {
+            (Some(arg), Some(allowed)) => allowed.iter().any(|a| a.eq_ignore_ascii_case(arg)),
+            _ => false,
+        };
+        if !allowed_by_first_arg {
+            return Err(Denied::Command);
+        }
+    }
+    if !s.all_keys && has_keys(req.spec) {
+        let uses = keys.get_or_insert_with(|| req.spec.key_uses(req.args).unwrap_or_default());
+        for k in uses.iter() {
+            let Some(key) = req.args.get(k.index) else {
+                continue;
+            };
+            if !key_allowed(s, key, k) {
+                return Err(Denied::Key(k.index));
+            }
+        }
+    }
+    if !s.all_channels {
+        for (index, is_pattern) in req.spec.channel_args.positions(req.args) {
+            let channel = req.args[index];
+            let allowed = s.channels.iter().any(|p| {
+                // A pattern subscription must be allowed as that very
+                // pattern; a channel is matched against the patterns.
+                if is_pattern {
+                    p.as_slice() == channel
+                } else {
+                    glob_match(p, channel, false)
+                }
+            });
+            if !allowed {
+                return Err(Denied::Channel(index));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn has_keys(spec: &CommandSpec) -> bool {
+    spec.getkeys.is_some() || !spec.key_specs.is_empty()
+}
+
+fn key_allowed(s: &Selector, key: &[u8], k: &KeyUse) -> bool {
+    let mut needed = 0;
+    if k.reads() {
+        needed |= perm::READ;
+    }
+    if k.writes() {
+        needed |= perm::WRITE;
+    }
+    s.patterns
+        .iter()
+        .any(|p| p.perms & needed == needed && glob_match(&p.pattern, key, false))
+}
