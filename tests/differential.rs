@@ -7,6 +7,8 @@
 
 mod common;
 
+#[path = "differential/acl.rs"]
+mod acl;
 #[path = "differential/bitmaps.rs"]
 mod bitmaps;
 #[path = "differential/expire.rs"]
@@ -134,4 +136,9 @@ fn notifications() {
 #[test]
 fn tracking() {
     harness::run_family(&tracking::FAMILY);
+}
+
+#[test]
+fn acl() {
+    harness::run_family(&acl::FAMILY);
 }

@@ -296,6 +296,8 @@ impl Selector {
         if !u.subs[id].is_empty() {
             let sub = u.lookup(name).ok_or(RuleError::UnknownCommand)?;
             self.set_command(u, sub, true);
+        } else if self.allowed.get(id) {
+            // Already allowed with any first argument: nothing to add.
         } else {
             crate::util::log::warning(&format!(
                 "Deprecation warning: Allowing a first arg of an otherwise blocked command is a misuse of ACL and may get disabled in the future (offender: +{})",

@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use super::args::{eq_ic, int};
 use super::flags::*;
-use super::meta::{arg as a, ks, ksflags::*, BeginSearch, FindKeys, InvalidKeyArgs, KeySpecDef};
+use super::meta::{
+    arg as a, docflags, ks, ksflags::*, BeginSearch, FindKeys, InvalidKeyArgs, KeySpecDef,
+};
 use super::{acl, CmdError, CmdResult, CommandSpec, Ctx};
 use crate::journal::encode_command;
 use crate::keyspace::events::Class;
@@ -65,6 +67,35 @@ pub static COMMANDS: &[CommandSpec] = &[
         restore,
     )
     .acl(acl::KEYSPACE | acl::DANGEROUS)
+    .complexity("O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).")
+    .history(&[
+        ("3.0.0", "Added the `REPLACE` modifier."),
+        ("5.0.0", "Added the `ABSTTL` modifier."),
+        ("5.0.0", "Added the `IDLETIME` and `FREQ` options."),
+    ])
+    .key_specs(&[ks(OW | UPDATE, 1, 0, 1)])
+    .args(&[
+        a::key("key", 0),
+        a::integer("ttl"),
+        a::string("serialized-value"),
+        a::pure("replace", "REPLACE").since("3.0.0").optional(),
+        a::pure("absttl", "ABSTTL").since("5.0.0").optional(),
+        a::integer("seconds").token("IDLETIME").since("5.0.0").optional(),
+        a::integer("frequency").token("FREQ").since("5.0.0").optional(),
+    ]),
+    // What MIGRATE sends a cluster node: RESTORE that the node accepts for
+    // a slot it is importing (the same as RESTORE outside cluster mode).
+    CommandSpec::new(
+        "restore-asking",
+        -4,
+        WRITE | DENYOOM | ASKING | REWRITES_EFFECTS,
+        "server",
+        "3.0.0",
+        "An internal command for migrating keys in a cluster",
+        restore,
+    )
+    .acl(acl::KEYSPACE | acl::DANGEROUS)
+    .doc_flags(docflags::SYSCMD)
     .complexity("O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).")
     .history(&[
         ("3.0.0", "Added the `REPLACE` modifier."),
