@@ -1045,3 +1045,31 @@ fn protected_mode_lets_loopback_clients_in() {
     assert!(wait_until(Duration::from_secs(5), || c.call(&["PING"])
         == simple("PONG")));
 }
+
+#[test]
+fn config_rewrite_writes_the_users_as_user_lines() {
+    let dir = tempdir();
+    let conf = dir.join("rw.conf");
+    std::fs::write(&conf, "user old on nopass\n").unwrap();
+    let s = TestServer::start_with_config(&conf, &[]);
+    let mut c = s.raw();
+    setuser(&mut c, &["bob", "on", ">x", "~a*", "+get"]);
+    assert_eq!(c.call(&["CONFIG", "REWRITE"]), simple("OK"));
+    let text = std::fs::read_to_string(&conf).unwrap();
+    let users: Vec<&str> = text.lines().filter(|l| l.starts_with("user ")).collect();
+    assert_eq!(
+        users,
+        vec![
+            format!(
+                "user bob on #{} ~a* resetchannels -@all +get",
+                sha256_hex(b"x")
+            )
+            .as_str(),
+            "user default on nopass ~* &* +@all",
+            "user old on nopass resetchannels -@all",
+        ],
+        "{text}"
+    );
+    // The first line is reused in place.
+    assert!(text.starts_with("user bob "), "{text}");
+}

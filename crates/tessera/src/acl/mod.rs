@@ -252,6 +252,20 @@ impl Acl {
         Ok(rules)
     }
 
+    /// What follows `user ` in each ACL LIST line.
+    pub fn user_line_bodies(&self) -> Vec<String> {
+        self.users()
+            .iter()
+            .map(|u| {
+                format!(
+                    "{} {}",
+                    String::from_utf8_lossy(&u.name),
+                    describe::user_line_rules(&u.rules())
+                )
+            })
+            .collect()
+    }
+
     /// The ACL LIST / ACL SAVE lines, by user name.
     pub fn user_lines(&self) -> Vec<String> {
         self.users()
@@ -394,6 +408,7 @@ fn trim(s: &[u8]) -> &[u8] {
 /// configuration's `user` lines, or the ACL file (not both).
 pub fn load_at_startup(config: &crate::config::Config) -> Result<(), String> {
     let acl = acl();
+    config.set_user_lines_hook(Box::new(|| crate::acl::acl().user_line_bodies()));
     let pubsub_all = config.acl_pubsub_default_allchannels();
     acl.set_default_password(config.requirepass().as_deref());
     let lines = config.user_lines();

@@ -177,6 +177,10 @@ pub struct SetContext {
 /// '<name>') - <reason>".
 pub type ApplyHook = Box<dyn Fn(&Config, &str) -> Result<(), String> + Send + Sync>;
 
+/// What CONFIG REWRITE writes as `user` lines (each without `user `): the
+/// users live above the configuration, which only asks for them.
+pub type UserLinesHook = Box<dyn Fn() -> Vec<String> + Send + Sync>;
+
 /// Values of the directives that do not fit in one integer.
 #[derive(Clone, Debug)]
 struct Specials {
@@ -221,6 +225,7 @@ pub struct Config {
     /// Serialises CONFIG SET and CONFIG REWRITE.
     set_lock: Mutex<()>,
     hook: RwLock<Option<Arc<ApplyHook>>>,
+    user_lines_hook: RwLock<Option<UserLinesHook>>,
 }
 
 impl std::fmt::Debug for Config {
@@ -425,6 +430,7 @@ impl Config {
             user_lines: Vec::new(),
             set_lock: Mutex::new(()),
             hook: RwLock::new(None),
+            user_lines_hook: RwLock::new(None),
         }
     }
 
@@ -710,6 +716,15 @@ impl Config {
             }
         }
         Ok(())
+    }
+
+    /// Installs what CONFIG REWRITE asks for the current users.
+    pub fn set_user_lines_hook(&self, hook: UserLinesHook) {
+        *self.user_lines_hook.write() = Some(hook);
+    }
+
+    pub(crate) fn current_user_lines(&self) -> Option<Vec<String>> {
+        self.user_lines_hook.read().as_ref().map(|h| h())
     }
 
     /// Installs the hook CONFIG SET calls for each changed directive.

@@ -155,6 +155,15 @@ impl Config {
         for i in 0..TABLE.len() {
             self.rewrite_entry(i, &mut st);
         }
+        // As Redis: with an ACL file the users are kept there, and any
+        // `user` lines go; without one, each user is written as a line.
+        if self.aclfile().is_some() {
+            st.mark("user");
+        } else if let Some(users) = self.current_user_lines() {
+            for u in users {
+                st.rewrite_line("user", format!("user {u}").into_bytes(), true);
+            }
+        }
         let out = st.finish();
         write_atomically(path, &out)
             .map_err(|e| format!("ERR Rewriting config file: {}", strerror(&e)))
