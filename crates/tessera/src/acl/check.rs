@@ -4,6 +4,7 @@
 //! permissions or any selector do.
 
 use super::rules::{perm, Selector, UserRules};
+use crate::commands::meta::{BeginSearch, FindKeys};
 use crate::commands::{flags, CommandSpec, KeyUse};
 use crate::util::glob::glob_match;
 
@@ -76,6 +77,10 @@ fn check_selector(
         }
     }
     if !s.all_keys && has_keys(req.spec) {
+        if let Some(checked) = check_fixed_keys(s, req) {
+            checked?;
+            return check_channels(s, req);
+        }
         let uses = keys.get_or_insert_with(|| req.spec.key_uses(req.args).unwrap_or_default());
         for k in uses.iter() {
             let Some(key) = req.args.get(k.index) else {
@@ -86,6 +91,47 @@ fn check_selector(
             }
         }
     }
+    check_channels(s, req)
+}
+
+/// The keys of the common shape (one key spec, a fixed run of keys from a
+/// fixed index: GET, SET, HSET, ...) checked without collecting them
+/// first; None for any other shape.
+#[inline]
+fn check_fixed_keys(s: &Selector, req: &Request) -> Option<Result<(), Denied>> {
+    let spec = req.spec;
+    let (None, None, [only]) = (spec.getkeys, spec.key_flags_of, spec.key_specs) else {
+        return None;
+    };
+    let (
+        BeginSearch::Index(start),
+        FindKeys::Range {
+            lastkey, keystep, ..
+        },
+    ) = (only.begin_search, only.find_keys)
+    else {
+        return None;
+    };
+    let (start, lastkey) = (usize::try_from(start).ok()?, usize::try_from(lastkey).ok()?);
+    let last = start + lastkey;
+    if start == 0 || last >= req.args.len() {
+        // Arguments the spec does not fit: no keys, as Redis finds none.
+        return Some(Ok(()));
+    }
+    let step = usize::try_from(keystep).unwrap_or(1).max(1);
+    for index in (start..=last).step_by(step) {
+        let k = KeyUse {
+            index,
+            flags: only.flags,
+        };
+        if !key_allowed(s, req.args[index], &k) {
+            return Some(Err(Denied::Key(index)));
+        }
+    }
+    Some(Ok(()))
+}
+
+fn check_channels(s: &Selector, req: &Request) -> Result<(), Denied> {
     if !s.all_channels {
         for (index, is_pattern) in req.spec.channel_args.positions(req.args) {
             let channel = req.args[index];

@@ -47,6 +47,12 @@ impl User {
         self.rules.read().clone()
     }
 
+    /// Runs `f` on the current rules without taking a reference to them.
+    #[inline]
+    pub fn with_rules<R>(&self, f: impl FnOnce(&UserRules) -> R) -> R {
+        f(&self.rules.read())
+    }
+
     fn set_rules(&self, rules: UserRules) {
         self.unrestricted.store(rules.unrestricted(), Relaxed);
         *self.rules.write() = Arc::new(rules);
@@ -65,7 +71,7 @@ impl User {
 /// An ACL SETUSER (or `user` line) that was refused: Redis's message,
 /// without the `ERR `.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SetUserError(pub String);
+pub struct SetUserError(pub String, pub Option<&'static str>);
 
 pub struct Acl {
     users: RwLock<BTreeMap<Vec<u8>, Arc<User>>>,
@@ -134,13 +140,17 @@ impl Acl {
         if name.iter().any(|&c| c == b' ' || c == 0) {
             return Err(SetUserError(
                 "Usernames can't contain spaces or null characters".into(),
+                Some("Spaces not allowed in ACL usernames"),
             ));
         }
         let merged = rules::merge_selector_args(ops).map_err(|start| {
-            SetUserError(format!(
-                "Unmatched parenthesis in acl selector starting at '{}'.",
-                String::from_utf8_lossy(ops[start])
-            ))
+            SetUserError(
+                format!(
+                    "Unmatched parenthesis in acl selector starting at '{}'.",
+                    String::from_utf8_lossy(ops[start])
+                ),
+                Some("Unmatched parenthesis in acl selector"),
+            )
         })?;
         let mut users = self.users.write();
         let existing = users.get(name).cloned();
@@ -150,11 +160,14 @@ impl Acl {
         };
         for op in &merged {
             rules.apply(op, pubsub_all_channels).map_err(|e| {
-                SetUserError(format!(
-                    "Error in ACL SETUSER modifier '{}': {}",
-                    String::from_utf8_lossy(op),
-                    e.message()
-                ))
+                SetUserError(
+                    format!(
+                        "Error in ACL SETUSER modifier '{}': {}",
+                        String::from_utf8_lossy(op),
+                        e.message()
+                    ),
+                    Some(e.message()),
+                )
             })?;
         }
         match existing {
@@ -225,31 +238,6 @@ impl Acl {
         }
         self.refresh_login_required();
         old
-    }
-
-    /// Rules from a `user` line or ACL file line (`user` and the name
-    /// already taken off), applied to a new user.
-    pub fn parse_user_rules(
-        ops: &[&[u8]],
-        pubsub_all_channels: bool,
-    ) -> Result<UserRules, SetUserError> {
-        let merged = rules::merge_selector_args(ops).map_err(|start| {
-            SetUserError(format!(
-                "Unmatched parenthesis in acl selector starting at '{}'.",
-                String::from_utf8_lossy(ops[start])
-            ))
-        })?;
-        let mut rules = UserRules::new_user(pubsub_all_channels);
-        for op in &merged {
-            rules.apply(op, pubsub_all_channels).map_err(|e| {
-                SetUserError(format!(
-                    "Error in applying operation '{}': {}",
-                    String::from_utf8_lossy(op),
-                    e.message()
-                ))
-            })?;
-        }
-        Ok(rules)
     }
 
     /// What follows `user ` in each ACL LIST line.
@@ -435,7 +423,7 @@ pub fn load_at_startup(config: &crate::config::Config) -> Result<(), String> {
             format!(
                 "Error in user declaration '{}': {}",
                 String::from_utf8_lossy(name),
-                e.0
+                e.1.unwrap_or(&e.0)
             )
         })?;
         if !acl.get(name).is_some_and(|u| u.rules().enabled) {

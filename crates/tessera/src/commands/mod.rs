@@ -494,6 +494,16 @@ impl CommandSpec {
                 })
                 .collect();
         }
+        if let [only] = self.key_specs {
+            // (Most commands: every key is the one spec's.)
+            return positions
+                .iter()
+                .map(|&index| KeyUse {
+                    index,
+                    flags: only.flags,
+                })
+                .collect();
+        }
         let mut by_position = std::collections::HashMap::new();
         for spec in self.key_specs {
             let found = meta::key_positions(std::slice::from_ref(spec), args).unwrap_or_default();

@@ -30,9 +30,9 @@ pub trait Host {
     /// Redis's error text, already counted in the error statistics by the
     /// host.
     fn call(&mut self, args: &[&[u8]], out: &mut ReplyBuf) -> Result<(), String>;
-    /// Whether the command `argv` names (its subcommand too, when it has
-    /// some) may be run by the script (`redis.acl_check_cmd`).
-    fn may_call(&self, argv: &[&[u8]]) -> bool;
+    /// Whether the script's user may run `argv` (`redis.acl_check_cmd`);
+    /// None when it names no command (or no subcommand of a container).
+    fn may_call(&self, argv: &[&[u8]]) -> Option<bool>;
     /// Called from the timeout hook while the script runs; true when it
     /// must stop (SCRIPT KILL).
     fn tick(&mut self) -> bool;
@@ -254,7 +254,7 @@ fn with_run<R>(f: impl FnOnce(&mut Run) -> R) -> Option<R> {
 }
 
 /// `redis.acl_check_cmd`'s verdict for `argv`, None when no script runs.
-pub(super) fn may_call(argv: &[&[u8]]) -> Option<bool> {
+pub(super) fn may_call(argv: &[&[u8]]) -> Option<Option<bool>> {
     with_run(|run| run.host.may_call(argv))
 }
 

@@ -708,8 +708,8 @@ pub fn build_redis_table(lua: &Lua) -> mlua::Result<Table> {
             }
             let argv: Vec<&[u8]> = argv.iter().map(|a| a.as_ref()).collect();
             match super::bridge::may_call(&argv) {
-                Some(true) => Ok(true),
-                Some(false) => Err(lua_err("Invalid command passed to redis.acl_check_cmd()")),
+                Some(Some(allowed)) => Ok(allowed),
+                Some(None) => Err(lua_err("Invalid command passed to redis.acl_check_cmd()")),
                 None => Err(lua_err(
                     "redis.acl_check_cmd can only be used while a script runs",
                 )),

@@ -312,7 +312,6 @@ pub fn acl_check(
     if client.user.unrestricted() {
         return Ok(());
     }
-    let rules = client.user.rules();
     let req = crate::acl::Request {
         id,
         spec: cmd,
@@ -322,7 +321,9 @@ pub fn acl_check(
             .get(id)
             .is_some_and(|p| p.is_some()),
     };
-    let denied = crate::acl::check(&rules, &req);
+    let denied = client
+        .user
+        .with_rules(|rules| crate::acl::check(rules, &req));
     if let (Err(d), Some(context)) = (denied, context) {
         let (reason, object) = match d {
             crate::acl::Denied::Command => (

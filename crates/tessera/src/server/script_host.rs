@@ -105,16 +105,14 @@ impl Host for ScriptHost<'_, '_> {
     /// Every existing command (a container's subcommand when one is
     /// given): Tessera's only user is Redis's default user, with every
     /// permission.
-    fn may_call(&self, argv: &[&[u8]]) -> bool {
-        let Some(name) = argv.first() else {
-            return false;
-        };
-        crate::commands::lookup(name)
-            .and_then(|(id, cmd)| match argv.get(1) {
-                Some(sub) if !cmd.subcommands.is_empty() => crate::commands::lookup_sub(cmd, sub),
-                _ => Some((id, cmd)),
-            })
-            .is_some()
+    fn may_call(&self, argv: &[&[u8]]) -> Option<bool> {
+        let name = argv.first()?;
+        let (id, cmd) = crate::commands::lookup(name).and_then(|(id, cmd)| match argv.get(1) {
+            Some(sub) if !cmd.subcommands.is_empty() => crate::commands::lookup_sub(cmd, sub),
+            _ => Some((id, cmd)),
+        })?;
+        // (Asking is not a denial: nothing goes to the ACL LOG.)
+        Some(dispatch::acl_check(self.srv, self.client, id, cmd, argv, None).is_ok())
     }
 
     /// Marks the script busy past the threshold, serves this thread's
