@@ -211,6 +211,8 @@ enum Check {
     NoScript,
     /// Writes from a read-only script.
     ScriptWrite,
+    /// maxmemory-clients: disconnect the clients using the most.
+    ClientEviction,
     /// maxmemory: evict, then refuse what would grow memory (OOM).
     Memory,
     /// A RESP2 subscriber may only (un)subscribe, PING, QUIT and RESET.
@@ -233,6 +235,7 @@ const CLIENT_CHECKS: &[Check] = &[
     Check::NoMulti,
     Check::Acl,
     // The cluster slot check (MOVED/ASK/CROSSSLOT).
+    Check::ClientEviction,
     Check::Memory,
     Check::DiskError,
     // NOREPLICAS (min-replicas), READONLY (replica).
@@ -393,7 +396,7 @@ pub fn refused_before_pause(
     };
     CLIENT_CHECKS
         .iter()
-        .filter(|c| !matches!(c, Check::Memory))
+        .filter(|c| !matches!(c, Check::Memory | Check::ClientEviction))
         .any(|&c| check_one(srv, client, &req, c).is_err())
 }
 
@@ -439,6 +442,13 @@ fn check_one(
             });
             if let Err(denied) = acl_check(srv, client, id, cmd, req.args, context) {
                 return Err(CmdError::msg(acl_refusal(denied, script, id, cmd)));
+            }
+        }
+        Check::ClientEviction => {
+            // Evicted itself: the connection is closing, the command does
+            // not run (the reply goes nowhere).
+            if super::client_evict::before_command(srv, client.id) {
+                return refuse("ERR client evicted");
             }
         }
         Check::NoMulti => {

@@ -9,6 +9,7 @@
 
 pub mod blocking;
 pub mod client;
+pub mod client_evict;
 pub mod conn;
 pub mod dispatch;
 pub mod evict;
@@ -91,6 +92,7 @@ impl ServerState {
             tracking: Default::default(),
             journal: Default::default(),
             migrate_sockets: Default::default(),
+            client_eviction: Default::default(),
             config,
         }
     }
@@ -714,6 +716,7 @@ async fn sample_metrics(srv: Arc<ServerState>) {
             srv.stat_total(|w| w.net_output_bytes.get()),
         ];
         srv.instant.lock().sample(unix_ms(), totals);
+        client_evict::from_cron(&srv);
     }
 }
 

@@ -148,6 +148,8 @@ pub struct ServerState {
     pub journal: crate::journal::Journal,
     /// MIGRATE's idle connections to other servers.
     pub migrate_sockets: super::migrate::MigrateSockets,
+    /// maxmemory-clients (see `server::client_evict`).
+    pub client_eviction: super::client_evict::ClientEviction,
 }
 
 impl ServerState {

@@ -53,6 +53,10 @@ pub fn log(level: Level, msg: &str) {
     }
 }
 
+pub fn verbose(msg: &str) {
+    log(Level::Verbose, msg)
+}
+
 pub fn notice(msg: &str) {
     log(Level::Notice, msg)
 }

@@ -57,6 +57,10 @@ pub(super) fn config_resetstat(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         w.reset();
     }
     ctx.srv.acceptor.reset();
+    ctx.srv
+        .client_eviction
+        .evicted
+        .store(0, std::sync::atomic::Ordering::Relaxed);
     ctx.srv.keyspace.reset_stats();
     ctx.srv.peak_memory.store(0, Relaxed);
     ctx.out.ok();
