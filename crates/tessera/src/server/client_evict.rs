@@ -74,7 +74,7 @@ fn evict(srv: &ServerState, limit: u64, current: Option<u64>) -> bool {
         .filter(|c| !c.no_evict.load(Relaxed))
         .map(|c| (c.total_memory() as u64, c))
         .collect();
-    candidates.sort_by(|a, b| b.0.cmp(&a.0));
+    candidates.sort_by_key(|c| std::cmp::Reverse(c.0));
     let mut evicted_current = false;
     for (mem, c) in candidates {
         if total < limit {
