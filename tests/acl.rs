@@ -1089,3 +1089,55 @@ fn config_rewrite_writes_the_users_as_user_lines() {
     // The first line is reused in place.
     assert!(text.starts_with("user bob "), "{text}");
 }
+
+#[test]
+fn subscribers_lose_their_connection_when_their_channels_are_taken_away() {
+    let s = TestServer::start();
+    let mut admin = s.raw();
+    let subscribed = |s: &TestServer, cmd: &str, name: &str| {
+        let mut c = login(s, "ps");
+        assert!(matches!(c.call(&[cmd, name]), Frame::Array(_)));
+        c
+    };
+    let reset = |admin: &mut RawClient| {
+        setuser(
+            admin,
+            &[
+                "ps",
+                "reset",
+                "on",
+                ">pw",
+                "+@all",
+                "~*",
+                "resetchannels",
+                "&a*",
+            ],
+        );
+    };
+    // Kept: the same channels, more channels, or channels moved to a selector.
+    for change in [
+        &["resetchannels", "&a*"][..],
+        &["allchannels"],
+        &["-subscribe"],
+        &["(&a* +@all)", "resetchannels"],
+    ] {
+        reset(&mut admin);
+        let mut c = subscribed(&s, "SUBSCRIBE", "a1");
+        let mut args = vec!["ps"];
+        args.extend_from_slice(change);
+        setuser(&mut admin, &args);
+        assert!(matches!(c.call(&["PING"]), Frame::Array(_)), "{change:?}");
+    }
+    // Gone: a subscription the new channels do not allow.
+    reset(&mut admin);
+    let mut c = subscribed(&s, "SUBSCRIBE", "a1");
+    let mut p = subscribed(&s, "PSUBSCRIBE", "a*");
+    let mut other = login(&s, "ps");
+    setuser(&mut admin, &["ps", "resetchannels", "&a1"]);
+    assert!(matches!(c.call(&["PING"]), Frame::Array(_)));
+    p.expect_closed();
+    // (Not subscribed: stays.)
+    assert_eq!(other.call(&["PING"]), simple("PONG"));
+    setuser(&mut admin, &["ps", "resetchannels", "&b*"]);
+    c.expect_closed();
+}

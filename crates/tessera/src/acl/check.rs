@@ -168,3 +168,41 @@ fn key_allowed(s: &Selector, key: &[u8], k: &KeyUse) -> bool {
         .iter()
         .any(|p| p.perms & needed == needed && glob_match(&p.pattern, key, false))
 }
+
+/// Whether a new set of rules allows fewer channels than the old one: some
+/// selector of the old rules allowed every channel and none of the new
+/// does, or an old channel pattern is in none of the new selectors.
+pub fn channels_narrowed(before: &UserRules, after: &UserRules) -> bool {
+    let selectors = |r: &UserRules| -> Vec<Selector> {
+        std::iter::once(r.root.clone())
+            .chain(r.selectors.iter().cloned())
+            .collect()
+    };
+    let (old, new) = (selectors(before), selectors(after));
+    if new.iter().any(|s| s.all_channels) {
+        return false;
+    }
+    if old.iter().any(|s| s.all_channels) {
+        return true;
+    }
+    old.iter()
+        .flat_map(|s| s.channels.iter())
+        .any(|c| !new.iter().any(|s| s.channels.contains(c)))
+}
+
+/// Whether a subscription (to a channel, or to a pattern) is allowed by any
+/// of the rules' selectors.
+pub fn subscription_allowed(rules: &UserRules, name: &[u8], is_pattern: bool) -> bool {
+    std::iter::once(&rules.root)
+        .chain(rules.selectors.iter())
+        .any(|s| {
+            s.all_channels
+                || s.channels.iter().any(|p| {
+                    if is_pattern {
+                        p.as_slice() == name
+                    } else {
+                        glob_match(p, name, false)
+                    }
+                })
+        })
+}

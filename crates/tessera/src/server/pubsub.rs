@@ -105,6 +105,20 @@ impl PubSub {
             .collect()
     }
 
+    /// A client's subscriptions of every kind, found in the registries
+    /// (the client's own list belongs to its task).
+    pub fn subscriptions_of(&self, id: u64) -> Vec<(Kind, Vec<u8>)> {
+        let mut out = Vec::new();
+        for kind in [Kind::Channel, Kind::Pattern, Kind::Shard] {
+            for (name, subs) in self.registry(kind).read().iter() {
+                if subs.iter().any(|s| s.id == id) {
+                    out.push((kind, name.clone()));
+                }
+            }
+        }
+        out
+    }
+
     pub fn subscriber_count(&self, kind: Kind, name: &[u8]) -> usize {
         self.registry(kind).read().get(name).map_or(0, |s| s.len())
     }

@@ -11,11 +11,41 @@ use crate::util::numbers::format_f64;
 
 pub(super) fn acl_setuser(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let pubsub_all = ctx.srv.config.acl_pubsub_default_allchannels();
-    acl::acl()
+    let users = acl::acl();
+    let before = users.get(args[2]).map(|u| u.rules());
+    users
         .set_user(args[2], &args[3..], pubsub_all)
         .map_err(|e| CmdError::msg(format!("ERR {}", e.0)))?;
+    if let (Some(before), Some(user)) = (before, users.get(args[2])) {
+        let after = user.rules();
+        if acl::check::channels_narrowed(&before, &after) {
+            disconnect_disallowed_subscribers(ctx, &user, &after);
+        }
+    }
     ctx.out.ok();
     Ok(())
+}
+
+/// As Redis: when a user's channels shrink, its clients subscribed to
+/// something the new rules do not allow are disconnected.
+fn disconnect_disallowed_subscribers(ctx: &mut Ctx, user: &Arc<User>, rules: &acl::UserRules) {
+    use crate::server::pubsub::Kind;
+    for c in ctx.srv.clients.snapshot() {
+        if !Arc::ptr_eq(&c.user.lock(), user) {
+            continue;
+        }
+        let denied = ctx
+            .srv
+            .pubsub
+            .subscriptions_of(c.id)
+            .iter()
+            .any(|(kind, name)| {
+                !acl::check::subscription_allowed(rules, name, *kind == Kind::Pattern)
+            });
+        if denied {
+            commands::connection::kill_client(ctx, &c);
+        }
+    }
 }
 
 pub(super) fn acl_getuser(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
