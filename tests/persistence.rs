@@ -490,6 +490,32 @@ fn restore_options_and_errors_match_redis() {
 }
 
 #[test]
+fn restore_asking_restores_as_restore_does_outside_cluster() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    c.call(&["RPUSH", "l", "a", "b"]);
+    let Frame::Bulk(p) = c.call(&["DUMP", "l"]) else {
+        panic!("DUMP")
+    };
+    assert_eq!(
+        c.call(&[b"RESTORE-ASKING".as_slice(), b"copy", b"0", &p]),
+        Frame::Simple(b"OK".to_vec())
+    );
+    assert_eq!(
+        c.call(&["LRANGE", "copy", "0", "-1"]),
+        Frame::Array(vec![Frame::Bulk(b"a".to_vec()), Frame::Bulk(b"b".to_vec())])
+    );
+    assert_eq!(
+        c.call(&[b"restore-asking".as_slice(), b"copy", b"0", &p]),
+        error("BUSYKEY Target key name already exists.")
+    );
+    assert_eq!(
+        c.call(&["RESTORE-ASKING", "x"]),
+        error("ERR wrong number of arguments for 'restore-asking' command")
+    );
+}
+
+#[test]
 fn corrupted_restore_payloads_never_hurt_the_server() {
     // (redis-server needs sanitize-dump-payload to survive this; Tessera validates every payload
     // whatever the setting.)

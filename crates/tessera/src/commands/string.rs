@@ -371,8 +371,14 @@ fn set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         if let Some(at) = expire_at {
             ctx.propagate_as(argv(&[b"SET", key, val, b"PXAT", &int_arg(at)]));
         } else if get_old {
+            // (Only options: the key or the value may be "get" too.)
             ctx.propagate_as(argv(
-                &args.iter().filter(|a| !eq_ic(a, "get")).collect::<Vec<_>>(),
+                &args
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, a)| *i < 3 || !eq_ic(a, "get"))
+                    .map(|(_, a)| a)
+                    .collect::<Vec<_>>(),
             ));
         }
     }
