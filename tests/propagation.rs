@@ -208,6 +208,11 @@ fn propagation_strings() {
             steps: &[C("set k v"), C("set k v1 xx GET")],
         },
         Case {
+            // A value (or key) named get is not the GET option.
+            name: "set get named get",
+            steps: &[C("set k get"), C("set get get GET get"), C("set k get xx")],
+        },
+        Case {
             name: "set exat past",
             steps: &[C("set k v exat 1"), C("get k")],
         },
