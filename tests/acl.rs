@@ -1141,3 +1141,24 @@ fn subscribers_lose_their_connection_when_their_channels_are_taken_away() {
     setuser(&mut admin, &["ps", "resetchannels", "&b*"]);
     c.expect_closed();
 }
+
+#[test]
+fn setuser_rules_are_redacted_in_the_slow_log() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    assert_eq!(
+        c.call(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]),
+        simple("OK")
+    );
+    setuser(&mut c, &["zz", "on", ">secretpw"]);
+    let Frame::Array(entries) = c.call(&["SLOWLOG", "GET", "2"]) else {
+        panic!("SLOWLOG GET")
+    };
+    let Frame::Array(entry) = &entries[0] else {
+        panic!("entry")
+    };
+    assert_eq!(
+        entry[3],
+        bulks(&["ACL", "SETUSER", "(redacted)", "(redacted)", "(redacted)"])
+    );
+}

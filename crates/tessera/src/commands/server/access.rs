@@ -10,6 +10,11 @@ use crate::commands::{self, acl as category, CmdError, CmdResult, Ctx};
 use crate::util::numbers::format_f64;
 
 pub(super) fn acl_setuser(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    // The rules may hold passwords: the slow log shows them (and the name,
+    // as Redis does) redacted.
+    for i in 2..args.len().min(64) {
+        ctx.client.redacted |= 1 << i;
+    }
     let pubsub_all = ctx.srv.config.acl_pubsub_default_allchannels();
     let users = acl::acl();
     let before = users.get(args[2]).map(|u| u.rules());
