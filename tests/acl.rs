@@ -13,10 +13,10 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::{
-    bulk, bulks, error, fmt_frame, free_port, simple, wait_until, Frame, RawClient, ServerKind,
+    bulk, bulks, error, fmt_frame, free_port, refused_start, simple, wait_until, Frame, RawClient,
     TestServer,
 };
 
@@ -929,30 +929,6 @@ fn deleting_a_user_disconnects_its_clients_and_changing_it_does_not() {
     assert_eq!(admin.call(&["PING"]), simple("PONG"));
 }
 
-/// Starts the target server with a configuration file expecting it to refuse: what it printed.
-fn refused_start(config: &str) -> String {
-    let args = [config];
-    let mut child = Command::new(ServerKind::target().binary())
-        .arg(config)
-        .args(["--port", &free_port().to_string(), "--save", ""])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run the server");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("the server started with {args:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
-    assert!(!out.status.success());
-    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
-}
-
 #[test]
 fn user_lines_in_the_configuration_define_users() {
     let dir = tempdir();
@@ -974,7 +950,7 @@ fn user_lines_in_the_configuration_define_users() {
     );
     let bad = dir.join("bad.conf");
     std::fs::write(&bad, "user alice on bogus\n").unwrap();
-    let out = refused_start(bad.to_str().unwrap());
+    let out = refused_start::<&str>(bad.to_str(), &[]);
     assert!(
         out.contains("Error in user declaration 'alice': Syntax error"),
         "{out}"
@@ -1047,7 +1023,7 @@ fn the_acl_file_is_loaded_saved_and_reloaded() {
 
     let conf = dir.join("both.conf");
     std::fs::write(&conf, format!("aclfile {}\nuser x on\n", file.display())).unwrap();
-    let out = refused_start(conf.to_str().unwrap());
+    let out = refused_start::<&str>(conf.to_str(), &[]);
     assert!(out.contains("ACL file"), "{out}");
 }
 

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use common::dataset::info_field;
 use common::tls::{path, redis_cli, start_tls, Certs, KEY_PASSWORD};
-use common::{bulk, error, free_port, simple, target_is_redis, ServerKind, TestServer};
+use common::{bulk, error, free_port, refused_start, simple, target_is_redis, TestServer};
 
 const UPDATE_FAILED: &str = "Unable to update TLS configuration. Check server logs.";
 
@@ -389,29 +389,6 @@ fn sessions_resume_from_the_cache() {
     assert!(again.contains("Reused, TLSv1.3"), "{again}");
 }
 
-/// Starts the target server with `args` expecting it to refuse: what it printed.
-fn refused_start(args: &[String]) -> String {
-    let mut child = Command::new(ServerKind::target().binary())
-        .args(["--port", &free_port().to_string(), "--save", ""])
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run the server");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("the server started with {args:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
-    assert!(!out.status.success());
-    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
-}
-
 #[test]
 fn start_up_errors_say_what_is_wrong() {
     let one = Certs::get().one();
@@ -448,7 +425,7 @@ fn start_up_errors_say_what_is_wrong() {
         (with(&["--tls-dh-params-file", "/nonexistent/dh.pem"]), "Failed to load /nonexistent/dh.pem: "),
     ];
     for (args, reason) in cases {
-        let text = refused_start(&args);
+        let text = refused_start(None, &args);
         assert!(text.contains(reason), "{args:?}: {text}");
         assert!(
             text.contains("Failed to configure TLS. Check logs for more info."),
@@ -475,7 +452,7 @@ fn start_up_errors_say_what_is_wrong() {
                 "Failed to load private key: ",
             ),
         ] {
-            let text = refused_start(&with(&extra));
+            let text = refused_start(None, &with(&extra));
             assert!(text.contains(named), "{extra:?}: {text}");
         }
     }
@@ -496,7 +473,7 @@ fn an_encrypted_key_loads_with_its_password() {
         "--tls-key-file-pass",
         "wrong",
     ]));
-    let text = refused_start(&wrong);
+    let text = refused_start(None, &wrong);
     assert!(text.contains("Failed to load private key: "), "{text}");
 }
 

@@ -456,6 +456,34 @@ fn connect_url(url: &str) -> redis::Connection {
 }
 
 /// A port that was free a moment ago (bind to port 0, read it back, close).
+/// Starts the target server with `args` (a configuration file, if any, first), on a free port
+/// and without saving, expecting it to refuse to start: what it printed.
+#[allow(dead_code)]
+pub fn refused_start<A: AsRef<std::ffi::OsStr> + std::fmt::Debug>(
+    config: Option<&str>,
+    args: &[A],
+) -> String {
+    let mut cmd = Command::new(ServerKind::target().binary());
+    cmd.args(config)
+        .args(["--port", &free_port().to_string(), "--save", ""])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("run the server");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the server started with {config:?} {args:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success());
+    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+}
+
 pub fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
     listener.local_addr().unwrap().port()

@@ -169,16 +169,15 @@ fn key_allowed(s: &Selector, key: &[u8], k: &KeyUse) -> bool {
         .any(|p| p.perms & needed == needed && glob_match(&p.pattern, key, false))
 }
 
+fn all_selectors(r: &UserRules) -> Vec<&Selector> {
+    std::iter::once(&r.root).chain(&r.selectors).collect()
+}
+
 /// Whether a new set of rules allows fewer channels than the old one: some
 /// selector of the old rules allowed every channel and none of the new
 /// does, or an old channel pattern is in none of the new selectors.
 pub fn channels_narrowed(before: &UserRules, after: &UserRules) -> bool {
-    let selectors = |r: &UserRules| -> Vec<Selector> {
-        std::iter::once(r.root.clone())
-            .chain(r.selectors.iter().cloned())
-            .collect()
-    };
-    let (old, new) = (selectors(before), selectors(after));
+    let (old, new) = (all_selectors(before), all_selectors(after));
     if new.iter().any(|s| s.all_channels) {
         return false;
     }

@@ -256,15 +256,9 @@ impl Acl {
 
     /// The ACL LIST / ACL SAVE lines, by user name.
     pub fn user_lines(&self) -> Vec<String> {
-        self.users()
-            .iter()
-            .map(|u| {
-                format!(
-                    "user {} {}",
-                    String::from_utf8_lossy(&u.name),
-                    describe::user_line_rules(&u.rules())
-                )
-            })
+        self.user_line_bodies()
+            .into_iter()
+            .map(|body| format!("user {body}"))
             .collect()
     }
 }

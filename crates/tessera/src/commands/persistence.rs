@@ -18,6 +18,29 @@ use crate::persistence::rdb;
 use crate::server::migrate::{Link, LinkError, Unreachable};
 use crate::server::persist;
 
+/// What RESTORE and RESTORE-ASKING both document.
+const RESTORE_COMPLEXITY: &str = "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).";
+const RESTORE_HISTORY: &[(&str, &str)] = &[
+    ("3.0.0", "Added the `REPLACE` modifier."),
+    ("5.0.0", "Added the `ABSTTL` modifier."),
+    ("5.0.0", "Added the `IDLETIME` and `FREQ` options."),
+];
+const RESTORE_ARGS: &[a::Arg] = &[
+    a::key("key", 0),
+    a::integer("ttl"),
+    a::string("serialized-value"),
+    a::pure("replace", "REPLACE").since("3.0.0").optional(),
+    a::pure("absttl", "ABSTTL").since("5.0.0").optional(),
+    a::integer("seconds")
+        .token("IDLETIME")
+        .since("5.0.0")
+        .optional(),
+    a::integer("frequency")
+        .token("FREQ")
+        .since("5.0.0")
+        .optional(),
+];
+
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new(
         "save",
@@ -67,22 +90,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         restore,
     )
     .acl(acl::KEYSPACE | acl::DANGEROUS)
-    .complexity("O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).")
-    .history(&[
-        ("3.0.0", "Added the `REPLACE` modifier."),
-        ("5.0.0", "Added the `ABSTTL` modifier."),
-        ("5.0.0", "Added the `IDLETIME` and `FREQ` options."),
-    ])
+    .complexity(RESTORE_COMPLEXITY)
+    .history(RESTORE_HISTORY)
     .key_specs(&[ks(OW | UPDATE, 1, 0, 1)])
-    .args(&[
-        a::key("key", 0),
-        a::integer("ttl"),
-        a::string("serialized-value"),
-        a::pure("replace", "REPLACE").since("3.0.0").optional(),
-        a::pure("absttl", "ABSTTL").since("5.0.0").optional(),
-        a::integer("seconds").token("IDLETIME").since("5.0.0").optional(),
-        a::integer("frequency").token("FREQ").since("5.0.0").optional(),
-    ]),
+    .args(RESTORE_ARGS),
     // What MIGRATE sends a cluster node: RESTORE that the node accepts for
     // a slot it is importing (the same as RESTORE outside cluster mode).
     CommandSpec::new(
@@ -96,22 +107,10 @@ pub static COMMANDS: &[CommandSpec] = &[
     )
     .acl(acl::KEYSPACE | acl::DANGEROUS)
     .doc_flags(docflags::SYSCMD)
-    .complexity("O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).")
-    .history(&[
-        ("3.0.0", "Added the `REPLACE` modifier."),
-        ("5.0.0", "Added the `ABSTTL` modifier."),
-        ("5.0.0", "Added the `IDLETIME` and `FREQ` options."),
-    ])
+    .complexity(RESTORE_COMPLEXITY)
+    .history(RESTORE_HISTORY)
     .key_specs(&[ks(OW | UPDATE, 1, 0, 1)])
-    .args(&[
-        a::key("key", 0),
-        a::integer("ttl"),
-        a::string("serialized-value"),
-        a::pure("replace", "REPLACE").since("3.0.0").optional(),
-        a::pure("absttl", "ABSTTL").since("5.0.0").optional(),
-        a::integer("seconds").token("IDLETIME").since("5.0.0").optional(),
-        a::integer("frequency").token("FREQ").since("5.0.0").optional(),
-    ]),
+    .args(RESTORE_ARGS),
     CommandSpec::new(
         "migrate",
         -6,
