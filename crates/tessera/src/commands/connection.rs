@@ -331,6 +331,44 @@ fn is_pubsub_client(c: &crate::server::client::ClientInfo) -> bool {
     c.sub_counts.iter().any(|n| n.load(Relaxed) > 0)
 }
 
+/// Redis's client types, as CLIENT LIST TYPE and CLIENT KILL TYPE name
+/// them (a monitor counts as normal; the master link is not listed).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ClientType {
+    Normal,
+    PubSub,
+    Replica,
+    Master,
+}
+
+fn client_type(c: &crate::server::client::ClientInfo) -> ClientType {
+    if c.is_replica.load(Relaxed) {
+        ClientType::Replica
+    } else if is_pubsub_client(c) {
+        ClientType::PubSub
+    } else {
+        ClientType::Normal
+    }
+}
+
+fn parse_client_type(t: &[u8]) -> Result<ClientType, CmdError> {
+    if eq_ic(t, "normal") {
+        Ok(ClientType::Normal)
+    } else if eq_ic(t, "pubsub") {
+        Ok(ClientType::PubSub)
+    } else if eq_ic(t, "replica") || eq_ic(t, "slave") {
+        Ok(ClientType::Replica)
+    } else if eq_ic(t, "master") {
+        Ok(ClientType::Master)
+    } else {
+        Err(CmdError::bytes(&[
+            b"ERR Unknown client type '",
+            c_bytes(t),
+            b"'",
+        ]))
+    }
+}
+
 fn client_tracking(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     use crate::server::tracking::{self, TrackingState};
     let on = if eq_ic(args[2], "on") {
@@ -534,19 +572,31 @@ fn client_trackinginfo(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 /// answer is 0, at once when that is enough (or inside MULTI), otherwise
 /// when the timeout passes (0: never, until CLIENT UNBLOCK).
 fn wait(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    use crate::server::replication::master;
     let wanted = int(args[1])?;
     let ms =
         int(args[2]).map_err(|_| CmdError::msg("ERR timeout is not an integer or out of range"))?;
     if ms < 0 {
         return Err(CmdError::msg("ERR timeout is negative"));
     }
-    const ACKNOWLEDGED: i64 = 0;
-    if ACKNOWLEDGED >= wanted {
-        ctx.out.int(ACKNOWLEDGED);
+    if ctx.srv.repl.is_replica() {
+        return Err(CmdError::msg(
+            "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.",
+        ));
+    }
+    // The offset of this client's last write (its effects unit encoded).
+    let offset = match ctx.client.awaits_durable {
+        0 => 0,
+        unit => master::offset_after_unit(ctx.srv, unit),
+    };
+    let acked = ctx.srv.repl.acked(offset);
+    if acked as i64 >= wanted || ctx.client.multi.in_exec {
+        ctx.out.int(acked as i64);
         return Ok(());
     }
-    let deadline = (ms > 0).then(|| ctx.now_ms.saturating_add(ms));
-    ctx.block(&[], deadline, |out| out.int(ACKNOWLEDGED));
+    let deadline =
+        (ms > 0).then(|| std::time::Instant::now() + std::time::Duration::from_millis(ms as u64));
+    ctx.client.wait_acks = Some((offset, wanted.max(0) as usize, deadline));
     Ok(())
 }
 
@@ -715,7 +765,11 @@ fn hello(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     out.bulk(b"mode");
     out.bulk(b"standalone");
     out.bulk(b"role");
-    out.bulk(b"master");
+    out.bulk(if ctx.srv.repl.is_replica() {
+        b"replica".as_slice()
+    } else {
+        b"master"
+    });
     out.bulk(b"modules");
     out.array(0);
     Ok(())
@@ -779,34 +833,15 @@ fn client_list(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         ctx.out.verbatim(b"txt", text.as_bytes());
         return Ok(());
     }
-    // None: any type; Some(Some(pubsub?)): normal or pub/sub clients;
-    // Some(None): a type Tessera has no clients of (master, replica).
-    let wanted: Option<Option<bool>> = match args.len() {
+    let wanted: Option<ClientType> = match args.len() {
         2 => None,
-        4 if eq_ic(args[2], "type") => {
-            let t = args[3];
-            if eq_ic(t, "normal") {
-                Some(Some(false))
-            } else if eq_ic(t, "pubsub") {
-                Some(Some(true))
-            } else if eq_ic(t, "master") || eq_ic(t, "replica") || eq_ic(t, "slave") {
-                Some(None)
-            } else {
-                return Err(CmdError::bytes(&[
-                    b"ERR Unknown client type '",
-                    c_bytes(t),
-                    b"'",
-                ]));
-            }
-        }
+        4 if eq_ic(args[2], "type") => Some(parse_client_type(args[3])?),
         _ => return Err(CmdError::Syntax),
     };
-    if wanted != Some(None) {
+    {
         for c in ctx.srv.clients.snapshot() {
-            if let Some(Some(pubsub)) = wanted {
-                if is_pubsub_client(&c) != pubsub {
-                    continue;
-                }
+            if wanted.is_some_and(|t| client_type(&c) != t) {
+                continue;
             }
             text.push_str(&c.describe_with_pending(now, own_pending(ctx, c.id)));
             text.push('\n');
@@ -865,7 +900,7 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let mut laddr: Option<String> = None;
     let mut user: Option<Vec<u8>> = None;
     // As in CLIENT LIST: None any type, Some(None) no client can match.
-    let mut wanted: Option<Option<bool>> = None;
+    let mut wanted: Option<ClientType> = None;
     let mut skipme = true;
     let mut i = 2;
     while i < args.len() {
@@ -880,19 +915,7 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 .ok_or_else(|| CmdError::msg("ERR client-id should be greater than 0"))?;
             id = Some(n as u64);
         } else if eq_ic(opt, "type") {
-            if eq_ic(val, "normal") {
-                wanted = Some(Some(false));
-            } else if eq_ic(val, "pubsub") {
-                wanted = Some(Some(true));
-            } else if eq_ic(val, "master") || eq_ic(val, "replica") || eq_ic(val, "slave") {
-                wanted = Some(None);
-            } else {
-                return Err(CmdError::bytes(&[
-                    b"ERR Unknown client type '",
-                    c_bytes(val),
-                    b"'",
-                ]));
-            }
+            wanted = Some(parse_client_type(val)?);
         } else if eq_ic(opt, "addr") {
             addr = Some(lossy(val));
         } else if eq_ic(opt, "laddr") {
@@ -933,8 +956,7 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             || user
                 .as_ref()
                 .is_some_and(|u| !std::sync::Arc::ptr_eq(u, &c.user.lock()))
-            || wanted == Some(None)
-            || wanted.flatten().is_some_and(|p| is_pubsub_client(c) != p)
+            || wanted.is_some_and(|t| client_type(c) != t)
             || (skipme && c.id == my_id)
         {
             continue;

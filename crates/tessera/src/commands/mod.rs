@@ -29,6 +29,7 @@ pub mod meta;
 pub mod multi;
 pub mod persistence;
 pub mod pubsub;
+pub mod replication;
 pub mod scripting;
 pub mod server;
 pub mod set;
@@ -544,6 +545,7 @@ fn families() -> impl Iterator<Item = &'static CommandSpec> {
         .chain(connection::COMMANDS)
         .chain(server::COMMANDS)
         .chain(persistence::COMMANDS)
+        .chain(replication::COMMANDS)
         .chain(lolwut::COMMANDS)
         .chain(cluster::COMMANDS)
 }

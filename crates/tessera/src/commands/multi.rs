@@ -111,6 +111,7 @@ pub fn queue(client: &mut Client, out: &mut ReplyBuf, args: &[&[u8]]) {
     }
     client.multi.queued_denyoom |= spec.has(super::flags::DENYOOM);
     client.multi.queued_write |= spec.has(super::flags::WRITE);
+    client.multi.queued_denies_stale |= !spec.has(super::flags::STALE);
     client
         .multi
         .queued
@@ -133,6 +134,7 @@ fn multi(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     ctx.client.multi.dirty_queue = false;
     ctx.client.multi.queued_denyoom = false;
     ctx.client.multi.queued_write = false;
+    ctx.client.multi.queued_denies_stale = false;
     ctx.client.info.multi_len.store(0, Relaxed);
     ctx.out.ok();
     Ok(())
@@ -144,6 +146,7 @@ pub fn discard_transaction(srv: &ServerState, client: &mut Client) {
     client.multi.dirty_queue = false;
     client.multi.queued_denyoom = false;
     client.multi.queued_write = false;
+    client.multi.queued_denies_stale = false;
     client.multi.queued.clear();
     client.info.multi_len.store(-1, Relaxed);
     client.info.multi_mem.store(0, Relaxed);

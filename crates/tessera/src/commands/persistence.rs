@@ -173,27 +173,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     )
     .acl(acl::ADMIN | acl::DANGEROUS)
     .complexity("O(1)"),
-    CommandSpec::new(
-        "sync",
-        1,
-        ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI,
-        "server",
-        "1.0.0",
-        "Synchronizes a replica the legacy way: a snapshot, then the write stream.",
-        sync,
-    )
-    .acl(acl::ADMIN | acl::DANGEROUS)
-    .complexity(""),
 ];
-
-/// SYNC: no reply; the snapshot and then the effects stream follow on the
-/// connection (`server::persist::start_sync`). A second SYNC is ignored.
-fn sync(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    if ctx.client.syncing {
-        return Ok(());
-    }
-    persist::start_sync(ctx.srv, ctx.client).map_err(CmdError::msg)
-}
 
 fn bgrewriteaof(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     let st = &ctx.srv.persistence;

@@ -370,6 +370,28 @@ const ACLFILE: usize = idx("aclfile");
 const RDBCOMPRESSION: usize = idx("rdbcompression");
 const RDBCHECKSUM: usize = idx("rdbchecksum");
 const STOP_WRITES_ON_BGSAVE_ERROR: usize = idx("stop-writes-on-bgsave-error");
+const REPL_BACKLOG_SIZE: usize = idx("repl-backlog-size");
+const REPL_BACKLOG_TTL: usize = idx("repl-backlog-ttl");
+const REPL_DISKLESS_SYNC: usize = idx("repl-diskless-sync");
+const REPL_DISKLESS_SYNC_DELAY: usize = idx("repl-diskless-sync-delay");
+const REPL_DISKLESS_SYNC_MAX_REPLICAS: usize = idx("repl-diskless-sync-max-replicas");
+const REPL_DISKLESS_LOAD: usize = idx("repl-diskless-load");
+const REPL_TIMEOUT: usize = idx("repl-timeout");
+const REPL_PING_REPLICA_PERIOD: usize = idx("repl-ping-replica-period");
+const REPL_DISABLE_TCP_NODELAY: usize = idx("repl-disable-tcp-nodelay");
+const REPLICA_READ_ONLY: usize = idx("replica-read-only");
+const REPLICA_SERVE_STALE_DATA: usize = idx("replica-serve-stale-data");
+const REPLICA_PRIORITY: usize = idx("replica-priority");
+const REPLICA_ANNOUNCED: usize = idx("replica-announced");
+const REPLICA_ANNOUNCE_IP: usize = idx("replica-announce-ip");
+const REPLICA_ANNOUNCE_PORT: usize = idx("replica-announce-port");
+const REPLICA_LAZY_FLUSH: usize = idx("replica-lazy-flush");
+const MIN_REPLICAS_TO_WRITE: usize = idx("min-replicas-to-write");
+const MIN_REPLICAS_MAX_LAG: usize = idx("min-replicas-max-lag");
+const MASTERAUTH: usize = idx("masterauth");
+const MASTERUSER: usize = idx("masteruser");
+const REPL_SEMI_SYNC_REPLICAS: usize = idx("repl-semi-sync-replicas");
+const REPL_SEMI_SYNC_TIMEOUT: usize = idx("repl-semi-sync-timeout");
 const RDB_KEY_SAVE_DELAY: usize = idx("rdb-key-save-delay");
 const APPENDFILENAME: usize = idx("appendfilename");
 const APPENDDIRNAME: usize = idx("appenddirname");
@@ -1191,6 +1213,84 @@ impl Config {
     pub fn auto_aof_rewrite_min_size(&self) -> i64 {
         self.num(AUTO_AOF_REWRITE_MIN_SIZE)
     }
+    // Replication.
+    pub fn replicaof(&self) -> Option<(Vec<u8>, i64)> {
+        self.special.read().replicaof.clone()
+    }
+    /// REPLICAOF: what CONFIG GET and CONFIG REWRITE show.
+    pub fn set_replicaof(&self, v: Option<(Vec<u8>, i64)>) {
+        self.special.write().replicaof = v;
+    }
+    pub fn repl_backlog_size(&self) -> i64 {
+        self.num(REPL_BACKLOG_SIZE)
+    }
+    pub fn repl_backlog_ttl(&self) -> i64 {
+        self.num(REPL_BACKLOG_TTL)
+    }
+    pub fn repl_diskless_sync(&self) -> bool {
+        self.num(REPL_DISKLESS_SYNC) != 0
+    }
+    pub fn repl_diskless_sync_delay(&self) -> i64 {
+        self.num(REPL_DISKLESS_SYNC_DELAY)
+    }
+    pub fn repl_diskless_sync_max_replicas(&self) -> i64 {
+        self.num(REPL_DISKLESS_SYNC_MAX_REPLICAS)
+    }
+    pub fn repl_diskless_load(&self) -> String {
+        render_enum(&TABLE[REPL_DISKLESS_LOAD], self.num(REPL_DISKLESS_LOAD))
+    }
+    pub fn repl_timeout(&self) -> i64 {
+        self.num(REPL_TIMEOUT)
+    }
+    pub fn repl_ping_replica_period(&self) -> i64 {
+        self.num(REPL_PING_REPLICA_PERIOD)
+    }
+    pub fn repl_disable_tcp_nodelay(&self) -> bool {
+        self.num(REPL_DISABLE_TCP_NODELAY) != 0
+    }
+    pub fn replica_read_only(&self) -> bool {
+        self.num(REPLICA_READ_ONLY) != 0
+    }
+    pub fn replica_serve_stale_data(&self) -> bool {
+        self.num(REPLICA_SERVE_STALE_DATA) != 0
+    }
+    pub fn replica_priority(&self) -> i64 {
+        self.num(REPLICA_PRIORITY)
+    }
+    pub fn replica_announced(&self) -> bool {
+        self.num(REPLICA_ANNOUNCED) != 0
+    }
+    pub fn replica_announce_ip(&self) -> Option<Vec<u8>> {
+        self.str_val(REPLICA_ANNOUNCE_IP).filter(|v| !v.is_empty())
+    }
+    pub fn replica_announce_port(&self) -> i64 {
+        self.num(REPLICA_ANNOUNCE_PORT)
+    }
+    pub fn replica_lazy_flush(&self) -> bool {
+        self.num(REPLICA_LAZY_FLUSH) != 0
+    }
+    pub fn min_replicas_to_write(&self) -> i64 {
+        self.num(MIN_REPLICAS_TO_WRITE)
+    }
+    pub fn min_replicas_max_lag(&self) -> i64 {
+        self.num(MIN_REPLICAS_MAX_LAG)
+    }
+    pub fn masterauth(&self) -> Option<Vec<u8>> {
+        self.str_val(MASTERAUTH).filter(|v| !v.is_empty())
+    }
+    pub fn masteruser(&self) -> Option<Vec<u8>> {
+        self.str_val(MASTERUSER).filter(|v| !v.is_empty())
+    }
+    /// Tessera's semi-synchronous replication: a write's reply waits for
+    /// this many replicas to acknowledge it (0: off).
+    pub fn repl_semi_sync_replicas(&self) -> i64 {
+        self.num(REPL_SEMI_SYNC_REPLICAS)
+    }
+    /// How long a semi-synchronous reply waits, in ms (0: as long as it
+    /// takes).
+    pub fn repl_semi_sync_timeout(&self) -> i64 {
+        self.num(REPL_SEMI_SYNC_TIMEOUT)
+    }
     /// Test-only: microseconds a save sleeps per key written.
     pub fn rdb_key_save_delay(&self) -> i64 {
         self.num(RDB_KEY_SAVE_DELAY)
@@ -1484,7 +1584,7 @@ fn parse_special(sp: Special, args: &[&[u8]], base_dir: &str) -> Result<Value, S
             if !full || !(0..=65535).contains(&p) {
                 return Err("Invalid master port".into());
             }
-            Err("replicaof is not supported by Tessera yet (replication)".into())
+            Ok(Value::ReplicaOf(Some((host.to_vec(), p))))
         }
         Special::LatencyTrackingInfoPercentiles => {
             let mut v = Vec::with_capacity(list.len());

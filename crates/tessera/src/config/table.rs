@@ -584,6 +584,10 @@ pub(crate) const TABLE: &[Def] = &[
     i("list-compress-depth", MOD, 0, INT_MAX, 0),
     i("rdb-key-save-delay", MOD | HIDDEN, INT_MIN, INT_MAX, 0),
     i("key-load-delay", MOD | HIDDEN, INT_MIN, INT_MAX, 0),
+    // Tessera's own: semi-synchronous replication (README). Hidden from
+    // CONFIG GET patterns, as they are not Redis's.
+    i("repl-semi-sync-replicas", MOD | HIDDEN, 0, INT_MAX, 0),
+    i("repl-semi-sync-timeout", MOD | HIDDEN, 0, INT_MAX, 0),
     i("active-expire-effort", MOD, 1, 10, 1),
     i("hz", MOD, 0, INT_MAX, 10).clamp(1, 500),
     i("min-replicas-to-write", MOD, 0, INT_MAX, 0).alias("min-slaves-to-write"),

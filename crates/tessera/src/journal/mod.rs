@@ -136,6 +136,19 @@ impl Journal {
         st.next
     }
 
+    /// Runs `f` under the journal's lock if every unit numbered below
+    /// `seq` has been fed (so no unit from `seq` on can be fed while it
+    /// runs): where a replica's stream starts, the snapshot's instant being
+    /// `seq`. False, without running it, when some are still to come.
+    pub fn if_fed_below(&self, seq: u64, f: impl FnOnce()) -> bool {
+        let st = self.state.lock();
+        if st.next < seq {
+            return false;
+        }
+        f();
+        true
+    }
+
     /// Detaches a consumer (by identity).
     pub fn detach(&self, consumer: &std::sync::Arc<dyn Consumer>) {
         let mut st = self.state.lock();

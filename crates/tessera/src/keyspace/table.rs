@@ -343,7 +343,7 @@ impl Table {
     }
 
     /// Looks a key up, deleting it first if it has expired (counted in
-    /// `stats`).
+    /// `stats`; on a master, see [`set_replica_expiry`]).
     #[inline]
     pub fn get_live(
         &mut self,
@@ -353,6 +353,15 @@ impl Table {
     ) -> Option<&mut Entry> {
         let idx = self.map.get_index_of(key)?;
         if self.map.entry_at(idx).ttl && self.expires.get(key).is_some_and(|&at| at <= now_ms) {
+            if replica_expiry() {
+                // A replica's keys expire when the master's DEL arrives:
+                // hidden from its clients meanwhile, as the master sees
+                // them to its own stream.
+                if MASTER_VIEW.with(|v| v.get()) {
+                    return Some(self.map.entry_at_mut(idx));
+                }
+                return None;
+            }
             self.remove_index(idx);
             stats.expired_keys += 1;
             self.expired(key);
@@ -620,4 +629,30 @@ mod layout_tests {
         assert_eq!(std::mem::size_of::<crate::types::Value>(), 24);
         assert_eq!(std::mem::size_of::<super::Entry>(), 32);
     }
+}
+
+/// Whether this server is a replica: lookups then hide keys past their TTL
+/// instead of deleting them.
+static REPLICA_EXPIRY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+thread_local! {
+    /// This thread applies a master's stream (see [`set_master_view`]).
+    static MASTER_VIEW: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+#[inline]
+fn replica_expiry() -> bool {
+    REPLICA_EXPIRY.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Lookups on a replica hide expired keys without deleting them (Redis's
+/// `expireIfNeeded` on a replica).
+pub fn set_replica_expiry(on: bool) {
+    REPLICA_EXPIRY.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The calling thread applies the master's stream: it sees keys past
+/// their TTL as they are, so its commands do what they did on the master.
+pub fn set_master_view(on: bool) {
+    MASTER_VIEW.with(|v| v.set(on));
 }

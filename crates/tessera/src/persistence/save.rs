@@ -193,6 +193,44 @@ impl<W: Write> Checksummed<W> {
 
 const INCREMENTAL_FSYNC_BYTES: u64 = 4 << 20;
 
+/// Where a snapshot is written: a file is synced as it grows and at the
+/// end, a stream to a replica is not.
+trait Durable: Write {
+    fn sync_data(&mut self) -> std::io::Result<()>;
+    fn sync_all(&mut self) -> std::io::Result<()>;
+}
+
+impl Durable for std::io::BufWriter<File> {
+    fn sync_data(&mut self) -> std::io::Result<()> {
+        self.flush()?;
+        self.get_ref().sync_data()
+    }
+    fn sync_all(&mut self) -> std::io::Result<()> {
+        self.flush()?;
+        self.get_ref().sync_all()
+    }
+}
+
+struct Unsynced<W: Write>(W);
+
+impl<W: Write> Write for Unsynced<W> {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.write(b)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl<W: Write> Durable for Unsynced<W> {
+    fn sync_data(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn sync_all(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 impl Running {
     pub fn started_ms(&self) -> i64 {
         self.started_ms
@@ -255,8 +293,22 @@ impl Running {
                     .unwrap_or_default()
             )
         })?;
+        let mut inner = std::io::BufWriter::with_capacity(1 << 20, f);
+        self.write_into(&mut inner)
+    }
+
+    /// Writes the snapshot to `sink` as a stream (a replica's diskless
+    /// transfer), then ends the snapshot.
+    pub fn write_stream<W: Write>(self, sink: W) -> Result<SaveStats, String> {
+        let mut sink = Unsynced(sink);
+        let result = self.write_into(&mut sink);
+        self.job.keyspace.end_snapshot(&self.snapshot);
+        result
+    }
+
+    fn write_into<W: Durable>(&self, inner: &mut W) -> Result<SaveStats, String> {
         let mut out = Checksummed {
-            inner: std::io::BufWriter::with_capacity(1 << 20, f),
+            inner,
             crc: 0,
             written: 0,
             since_sync: 0,
@@ -323,8 +375,7 @@ impl Running {
                 }
             }
             if job.incremental_fsync && out.since_sync >= INCREMENTAL_FSYNC_BYTES {
-                out.inner.flush().map_err(werr)?;
-                out.inner.get_ref().sync_data().map_err(werr)?;
+                out.inner.sync_data().map_err(werr)?;
                 out.since_sync = 0;
             }
         }
@@ -337,7 +388,7 @@ impl Running {
             out.put(&crc.to_le_bytes(), false).map_err(werr)?;
         }
         out.inner.flush().map_err(werr)?;
-        out.inner.get_ref().sync_all().map_err(werr)?;
+        out.inner.sync_all().map_err(werr)?;
         Ok(SaveStats {
             keys,
             bytes: out.written,

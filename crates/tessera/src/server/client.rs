@@ -35,6 +35,16 @@ pub struct Client {
     /// The client sent SYNC: it receives the snapshot and then the effects
     /// stream in its outbox, and its own commands get no replies.
     pub syncing: bool,
+    /// A replica's link to its master runs the master's stream as this
+    /// client: no admission checks, no replies, expired keys still seen.
+    pub from_master: bool,
+    /// What a replica said of itself with REPLCONF before PSYNC.
+    pub replica_hello: Option<crate::server::replication::master::ReplicaHello>,
+    /// WAIT, set by its handler: the task waits for this many replicas to
+    /// acknowledge this offset (until the deadline), then replies.
+    pub wait_acks: Option<(u64, usize, Option<std::time::Instant>)>,
+    /// The last effects unit a semi-synchronous reply waited for.
+    pub semi_synced: AtomicU64,
     /// The highest effects unit this client's commands produced that its
     /// replies must wait to see on disk (`appendfsync always`); 0: none.
     pub awaits_durable: u64,
@@ -108,6 +118,9 @@ pub struct TxState {
     /// is the EXEC).
     /// A queued command writes (EXEC is then refused on MISCONF).
     pub queued_write: bool,
+    /// A queued command lacks the `stale` flag (EXEC is then refused on
+    /// MASTERDOWN).
+    pub queued_denies_stale: bool,
     pub queued_denyoom: bool,
     /// Set by any change to a watched key.
     pub watch_flag: crate::keyspace::WatchFlag,
@@ -154,6 +167,10 @@ impl Client {
             replaying: false,
             awaits_durable: 0,
             syncing: false,
+            from_master: false,
+            replica_hello: None,
+            wait_acks: None,
+            semi_synced: AtomicU64::new(0),
             worker,
             monitoring: false,
             block: None,
@@ -251,6 +268,9 @@ pub struct ClientInfo {
     pub total_in: AtomicU64,
     pub total_out: AtomicU64,
     pub is_monitor: AtomicBool,
+    /// A replica connection (PSYNC/SYNC): flag `S`, CLIENT KILL TYPE
+    /// replica.
+    pub is_replica: AtomicBool,
     /// Blocked by BLPOP and friends (flag `b` in CLIENT LIST).
     pub blocked: AtomicBool,
     pub no_evict: AtomicBool,
@@ -319,6 +339,7 @@ impl ClientInfo {
             total_in: AtomicU64::new(0),
             total_out: AtomicU64::new(0),
             is_monitor: AtomicBool::new(false),
+            is_replica: AtomicBool::new(false),
             blocked: AtomicBool::new(false),
             no_evict: AtomicBool::new(false),
             no_touch: AtomicBool::new(false),
@@ -452,6 +473,9 @@ impl ClientInfo {
         };
         // In Redis's order.
         let mut flags = String::new();
+        if self.is_replica.load(Relaxed) {
+            flags.push('S');
+        }
         if self.is_monitor.load(Relaxed) {
             flags.push('O');
         }

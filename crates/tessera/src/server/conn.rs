@@ -117,7 +117,7 @@ async fn run<S: ClientSocket>(
             return Ok(());
         }
         info.resp.store(if out.resp3() { 3 } else { 2 }, Relaxed);
-        if spilled && blocked.is_none() {
+        if spilled && blocked.is_none() && client.wait_acks.is_none() {
             // Read while the replies went out: run it before waiting.
             continue;
         }
@@ -126,6 +126,19 @@ async fn run<S: ClientSocket>(
                 return Ok(());
             }
             // Commands that arrived while blocked are already buffered.
+            continue;
+        }
+        if let Some((offset, wanted, deadline)) = client.wait_acks.take() {
+            // WAIT: the replies before it are out; its own follows.
+            let acked = super::replication::master::wait_for_acks(
+                srv,
+                &client.info,
+                offset,
+                wanted,
+                deadline,
+            )
+            .await;
+            out.int(acked as i64);
             continue;
         }
 
@@ -144,7 +157,8 @@ async fn run<S: ClientSocket>(
         // A subscriber says when it holds input a PUBLISH should wait for:
         // from just before each read until what it read has run.
         let subscribed = !client.subs.is_empty();
-        let idle = if client.subs.is_empty() && !client.monitoring {
+        // (Replicas time out by repl-timeout, in the replication cron.)
+        let idle = if client.subs.is_empty() && !client.monitoring && !client.syncing {
             srv.config.timeout_secs()
         } else {
             0
@@ -336,7 +350,7 @@ async fn process_buffer(
             }
         }
         pos += consumed;
-        if blocked.is_some() {
+        if blocked.is_some() || client.wait_acks.is_some() {
             break;
         }
     }
@@ -417,6 +431,29 @@ async fn flush<S: ClientSocket>(
                 aof.wait_durable(client.awaits_durable).await;
             }
         }
+    }
+    // Semi-synchronous replication: a write is acknowledged once enough
+    // replicas have it; the wait is a future, as above.
+    let semi_sync = srv.config.repl_semi_sync_replicas();
+    if semi_sync > 0
+        && client.awaits_durable > client.semi_synced.load(Relaxed)
+        && !srv.repl.is_replica()
+        && !client.syncing
+    {
+        let unit = client.awaits_durable;
+        let offset = super::replication::master::offset_after_unit(srv, unit);
+        let timeout_ms = srv.config.repl_semi_sync_timeout();
+        let deadline =
+            (timeout_ms > 0).then(|| Instant::now() + Duration::from_millis(timeout_ms as u64));
+        super::replication::master::wait_for_acks(
+            srv,
+            &client.info,
+            offset,
+            semi_sync as usize,
+            deadline,
+        )
+        .await;
+        client.semi_synced.store(unit, Relaxed);
     }
     let mut written = 0;
     let mut spilled = false;

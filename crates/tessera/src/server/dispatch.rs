@@ -96,7 +96,7 @@ fn execute_command(
     client.info.last_cmd.store(id, Relaxed);
     let stats = &client.worker.commands[id];
 
-    let admitted = if client.replaying {
+    let admitted = if client.replaying || client.from_master {
         Ok(())
     } else {
         admit(srv, client, id, cmd, args, Caller::Client, out.resp3())
@@ -225,6 +225,13 @@ enum Check {
     DiskError,
     /// Only LOADING commands while the dataset loads.
     Loading,
+    /// Writes without enough good replicas (min-replicas-to-write).
+    NoReplicas,
+    /// Writes on a read-only replica.
+    ReadOnly,
+    /// Commands that need fresh data while a replica's master link is
+    /// down and replica-serve-stale-data is off.
+    MasterDown,
 }
 
 /// A client's command, in `processCommand`'s order. The checks later
@@ -238,9 +245,10 @@ const CLIENT_CHECKS: &[Check] = &[
     Check::ClientEviction,
     Check::Memory,
     Check::DiskError,
-    // NOREPLICAS (min-replicas), READONLY (replica).
+    Check::NoReplicas,
+    Check::ReadOnly,
     Check::PubSubContext,
-    // MASTERDOWN (stale replica).
+    Check::MasterDown,
     Check::Loading,
     Check::Busy,
     Check::ReplicaKeyspace,
@@ -252,9 +260,9 @@ const SCRIPT_CHECKS: &[Check] = &[
     // Stale replica (MASTERDOWN).
     Check::Acl,
     Check::ScriptWrite,
-    // READONLY (replica).
+    Check::ReadOnly,
     Check::DiskError,
-    // NOREPLICAS.
+    Check::NoReplicas,
     Check::Memory,
     // The cluster slot check.
 ];
@@ -537,6 +545,37 @@ fn check_one(
                 return Err(CmdError::Loading);
             }
         }
+        Check::NoReplicas => {
+            let min = srv.config.min_replicas_to_write();
+            if min > 0 && writes_data(client, cmd, caller) && !srv.repl.is_replica() {
+                let lag = srv.config.min_replicas_max_lag();
+                if lag > 0 && (srv.repl.good_replicas(lag) as i64) < min {
+                    return Err(CmdError::NoReplicas);
+                }
+            }
+        }
+        Check::ReadOnly => {
+            if srv.repl.is_replica()
+                && srv.config.replica_read_only()
+                && !client.from_master
+                && writes_data(client, cmd, caller)
+            {
+                return Err(CmdError::ReadOnly);
+            }
+        }
+        Check::MasterDown => {
+            let denies_stale = !cmd.has(flags::STALE)
+                || (cmd.has(flags::RUNS_QUEUED) && client.multi.queued_denies_stale);
+            if denies_stale
+                && srv.repl.is_replica()
+                && !srv.config.replica_serve_stale_data()
+                && !srv.repl.link_up()
+            {
+                return refuse(
+                    "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+                );
+            }
+        }
         Check::ReplicaKeyspace => {
             if client.monitoring && cmd.has(flags::READONLY | flags::WRITE | flags::MAY_REPLICATE) {
                 return refuse("ERR Replica can't interact with the keyspace");
@@ -544,6 +583,15 @@ fn check_one(
         }
     }
     Ok(())
+}
+
+/// A write, or a client's EXEC with a queued write (Redis's
+/// `is_write_command`).
+fn writes_data(client: &Client, cmd: &CommandSpec, caller: Caller) -> bool {
+    cmd.has(flags::WRITE)
+        || (matches!(caller, Caller::Client)
+            && cmd.has(flags::RUNS_QUEUED)
+            && client.multi.queued_write)
 }
 
 /// The error a command the user may not run gets, from a client or from

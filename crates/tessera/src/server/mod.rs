@@ -19,6 +19,7 @@ pub mod migrate;
 pub mod parked;
 pub mod persist;
 pub mod pubsub;
+pub mod replication;
 pub mod script_host;
 pub mod socket;
 pub mod state;
@@ -91,6 +92,8 @@ impl ServerState {
             scripts: crate::scripting::Scripts::new(),
             tracking: Default::default(),
             journal: Default::default(),
+            repl: Default::default(),
+            me: Default::default(),
             migrate_sockets: Default::default(),
             client_eviction: Default::default(),
             config,
@@ -145,6 +148,7 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
         port,
         executable,
     ));
+    let _ = srv.me.set(Arc::downgrade(&srv));
 
     log::notice(&format!(
         "Tessera {} (Redis {} compatible) starting, pid={}, port={}, threads={}",
@@ -187,11 +191,16 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
     // is in (as from redis-server, which serves events while loading).
     let aof_on = srv.config.appendonly();
     let ready_now = !aof_on && !persist::rdb_path(&srv).exists();
+    if srv.config.replicaof().is_some() {
+        // A replica from the start: what it loads keeps its expired keys.
+        srv.repl.set_replica(true);
+    }
     let tcp = !listeners.is_empty() || !tls_listeners.is_empty();
     if ready_now {
         if tcp {
             log::notice("Ready to accept connections");
         }
+        replication::follow_configured_master(&srv);
     } else {
         srv.persistence.loading.store(true, Relaxed);
         let loader = srv.clone();
@@ -209,6 +218,7 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
                         if tcp {
                             log::notice("Ready to accept connections");
                         }
+                        replication::follow_configured_master(&loader);
                     }
                     Err(e) => {
                         log::warning(&e);
@@ -543,6 +553,7 @@ fn accept_loop(
         tokio::spawn(sample_metrics(srv.clone()));
         tokio::spawn(persist::save_rules_cron(srv.clone()));
         tokio::spawn(migrate::close_idle_cron(srv.clone()));
+        tokio::spawn(replication::master::cron(srv.clone()));
         enum Event {
             Accepted(std::io::Result<tokio::net::TcpStream>),
             AcceptedTls(std::io::Result<tokio::net::TcpStream>),
@@ -852,7 +863,11 @@ async fn active_expire_loop(srv: Arc<ServerState>, index: usize, nworkers: usize
                 dispatch::publish_background_events(&srv);
             }
         }
-        if !srv.active_expire.load(Relaxed) || !srv.config.active_expire_enabled() {
+        // A replica's keys expire when the master's DEL arrives.
+        if !srv.active_expire.load(Relaxed)
+            || !srv.config.active_expire_enabled()
+            || srv.repl.is_replica()
+        {
             continue;
         }
         let budget = tick / 4;

@@ -49,6 +49,11 @@ fn access_mode(srv: &ServerState) -> AccessMode {
     }
 }
 
+/// The snapshot job of this server's current settings.
+pub fn save_job(srv: &ServerState) -> SaveJob {
+    job(srv)
+}
+
 fn job(srv: &ServerState) -> SaveJob {
     let functions = srv
         .scripts
@@ -316,7 +321,8 @@ pub fn load_image(srv: &ServerState, data: &[u8], merge: bool) -> Result<LoadRep
     let mut sink = |rec: Record| -> Result<(), RdbError> {
         match rec {
             Record::Key(k) => {
-                if k.expire_ms > 0 && k.expire_ms < now_ms {
+                // (A replica keeps them: its master's DEL will come.)
+                if k.expire_ms > 0 && k.expire_ms < now_ms && !srv.repl.is_replica() {
                     report.keys_expired += 1;
                     return Ok(());
                 }
@@ -459,7 +465,7 @@ pub fn debug_reload(srv: &ServerState, save: bool, flush: bool, merge: bool) -> 
 
 /// Empties every database and the function libraries, propagating
 /// nothing (what a reload replaces).
-fn empty_data(srv: &ServerState) {
+pub fn empty_data(srv: &ServerState) {
     {
         let mut all = srv.keyspace.lock_all();
         for shard in all.shards_mut() {
@@ -937,157 +943,4 @@ pub fn appendfsync_changed(srv: &ServerState) {
             .aof_waits
             .store(policy == Fsync::Always, Relaxed);
     }
-}
-
-// ---------------------------------------------------------------- SYNC
-
-/// A client that sent SYNC: the snapshot (as one bulk of RDB bytes), then
-/// every effects unit from the snapshot's instant on, as RESP commands in
-/// its outbox, the way redis-server feeds a replica that cannot PSYNC.
-struct SyncFeed {
-    info: Arc<super::client::ClientInfo>,
-    /// The first unit after the snapshot's instant (MAX until it is known:
-    /// nothing before it is sent).
-    start: std::sync::atomic::AtomicU64,
-    state: parking_lot::Mutex<SyncState>,
-    limit: usize,
-}
-
-struct SyncState {
-    /// Units that arrived before the snapshot was sent wait here.
-    rdb_sent: bool,
-    held: Vec<u8>,
-    selected: Option<usize>,
-}
-
-impl SyncFeed {
-    fn push(&self, bytes: &[u8]) -> bool {
-        let size = {
-            let mut outbox = self.info.outbox.lock();
-            outbox.extend_from_slice(bytes);
-            outbox.len()
-        };
-        self.info.omem.store(size, Relaxed);
-        if self.limit > 0 && size > self.limit {
-            log::warning(
-                "Client scheduled to be closed ASAP for overcoming of output buffer limits.",
-            );
-            self.info.kill();
-            return false;
-        }
-        self.info.wake.notify_one();
-        true
-    }
-
-    fn deliver_snapshot(&self, rdb: &[u8]) {
-        let mut st = self.state.lock();
-        let mut bytes = format!("${}\r\n", rdb.len()).into_bytes();
-        bytes.extend_from_slice(rdb);
-        bytes.append(&mut st.held);
-        st.rdb_sent = true;
-        self.push(&bytes);
-    }
-}
-
-impl crate::journal::Consumer for SyncFeed {
-    fn feed(&self, unit: &crate::journal::Unit) -> bool {
-        if self.info.is_gone() {
-            return false;
-        }
-        if unit.seq < self.start.load(Relaxed) {
-            return true;
-        }
-        let mut st = self.state.lock();
-        let mut bytes = Vec::new();
-        let st = &mut *st;
-        crate::journal::encode_unit(
-            unit,
-            crate::journal::target::REPL,
-            &mut st.selected,
-            &mut bytes,
-        );
-        if !st.rdb_sent {
-            // Held under the same limit as the outbox they will join.
-            st.held.extend_from_slice(&bytes);
-            if self.limit > 0 && st.held.len() > self.limit {
-                log::warning(
-                    "Client scheduled to be closed ASAP for overcoming of output buffer limits.",
-                );
-                self.info.kill();
-                return false;
-            }
-            return true;
-        }
-        self.push(&bytes)
-    }
-}
-
-/// SYNC: attaches a feed for the client, then (on a thread of its own, so
-/// the worker goes on serving) takes a snapshot whose instant tells the
-/// feed where the stream starts, writes it, and hands it to the client.
-pub fn start_sync(srv: &ServerState, client: &mut super::client::Client) -> Result<(), String> {
-    let limit = srv
-        .config
-        .client_output_buffer_limit(crate::config::ClientClass::Replica)
-        .hard_bytes as usize;
-    let feed = Arc::new(SyncFeed {
-        info: client.info.clone(),
-        start: std::sync::atomic::AtomicU64::new(u64::MAX),
-        state: parking_lot::Mutex::new(SyncState {
-            rdb_sent: false,
-            held: Vec::new(),
-            selected: None,
-        }),
-        limit,
-    });
-    let consumer: Arc<dyn crate::journal::Consumer> = feed.clone();
-    srv.journal.attach(consumer);
-    let mut j = job(srv);
-    j.path = PathBuf::from(srv.config.dir()).join(format!(
-        "sync-{}-{}.rdb",
-        std::process::id(),
-        client.id
-    ));
-    j.key_delay_us = srv.config.rdb_key_save_delay();
-    log::notice(&format!(
-        "Replica {} asks for synchronization",
-        client.info.addr
-    ));
-    let status = srv.persistence.clone();
-    std::thread::Builder::new()
-        .name("tessera-sync".into())
-        .spawn(move || {
-            let path = j.path.clone();
-            // One snapshot at a time: wait for a running save to finish.
-            let running = loop {
-                match save::begin_at(j.clone(), &mut |seq| feed.start.store(seq, Relaxed)) {
-                    Ok(r) => break r,
-                    Err(_) => {
-                        if feed.info.is_gone() {
-                            return;
-                        }
-                        std::thread::sleep(Duration::from_millis(10));
-                    }
-                }
-            };
-            status.background_jobs.fetch_add(1, Relaxed);
-            let result = running.write().and_then(|_| {
-                std::fs::read(&path).map_err(|e| format!("Can't read the sync snapshot: {e}"))
-            });
-            let _ = std::fs::remove_file(&path);
-            match result {
-                Ok(rdb) => {
-                    log::notice("Synchronization with replica succeeded");
-                    feed.deliver_snapshot(&rdb);
-                }
-                Err(e) => {
-                    log::warning(&format!("SYNC failed: {e}"));
-                    feed.info.kill();
-                }
-            }
-        })
-        .map_err(|e| format!("ERR cannot start the sync: {e}"))?;
-    client.syncing = true;
-    client.reply_mode = super::client::ReplyMode::Off;
-    Ok(())
 }

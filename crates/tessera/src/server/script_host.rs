@@ -178,6 +178,22 @@ pub fn run_script(
     if !spec.flags.allow_oom && !spec.read_only && spec.flags.shebang && over_maxmemory {
         return Err(CmdError::Oom);
     }
+    // A script declared as writing (a shebang without no-writes) is refused
+    // up front where writes are, as Redis's scriptPrepareForRun does.
+    if spec.flags.shebang && !spec.read_only && !ctx.client.from_master {
+        if srv.repl.is_replica() && srv.config.replica_read_only() {
+            return Err(CmdError::ReadOnly);
+        }
+        let min = srv.config.min_replicas_to_write();
+        let lag = srv.config.min_replicas_max_lag();
+        if !srv.repl.is_replica()
+            && min > 0
+            && lag > 0
+            && (srv.repl.good_replicas(lag) as i64) < min
+        {
+            return Err(CmdError::NoReplicas);
+        }
+    }
     // Scripts run one at a time; a transaction running this script already
     // holds the lock (and its shards).
     let in_exec = ctx.client.multi.in_exec;

@@ -150,9 +150,22 @@ pub struct ServerState {
     pub migrate_sockets: super::migrate::MigrateSockets,
     /// maxmemory-clients (see `server::client_evict`).
     pub client_eviction: super::client_evict::ClientEviction,
+    /// The replication stream, the replicas and the master link.
+    pub repl: Arc<super::replication::Replication>,
+    /// This state's own `Arc`, for the threads it starts (set once, when
+    /// the server starts).
+    pub me: std::sync::OnceLock<std::sync::Weak<ServerState>>,
 }
 
 impl ServerState {
+    /// The shared handle to this state (for a thread it starts).
+    pub fn me(&self) -> Arc<ServerState> {
+        self.me
+            .get()
+            .and_then(|w| w.upgrade())
+            .expect("the server's state is shared from its start")
+    }
+
     /// Bytes allocated by the process (jemalloc's own count), refreshed at
     /// most every millisecond so eviction checks stay cheap.
     pub fn used_memory(&self) -> u64 {

@@ -20,6 +20,13 @@ pub fn configure(level: Level, logfile: &str) {
     *SINK.lock() = Some((level, logfile.to_string()));
 }
 
+/// The role letter of log lines: `S` while a replica, as redis-server.
+static REPLICA: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub fn set_replica_role(on: bool) {
+    REPLICA.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
 pub fn log(level: Level, msg: &str) {
     let sink = SINK.lock();
     let (min, file) = match &*sink {
@@ -35,8 +42,13 @@ pub fn log(level: Level, msg: &str) {
         Level::Notice => '*',
         Level::Warning => '#',
     };
+    let role = if REPLICA.load(std::sync::atomic::Ordering::Relaxed) {
+        'S'
+    } else {
+        'M'
+    };
     let line = format!(
-        "{}:M {} {} {}\n",
+        "{}:{role} {} {} {}\n",
         std::process::id(),
         timestamp(),
         mark,

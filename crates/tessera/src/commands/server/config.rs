@@ -42,6 +42,21 @@ pub(super) fn config_set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if pairs.iter().any(|(name, _)| eq_ic(name, "appendfsync")) {
         crate::server::persist::appendfsync_changed(ctx.srv);
     }
+    if pairs
+        .iter()
+        .any(|(name, _)| eq_ic(name, "repl-backlog-size"))
+    {
+        crate::server::replication::backlog_size_changed(
+            &ctx.srv.repl,
+            ctx.srv.config.repl_backlog_size() as usize,
+        );
+    }
+    if pairs
+        .iter()
+        .any(|(name, _)| eq_ic(name, "repl-semi-sync-replicas"))
+    {
+        crate::server::replication::semi_sync_changed(ctx.srv);
+    }
     if pairs.iter().any(|(name, _)| eq_ic(name, "maxmemory")) {
         crate::server::evict::maxmemory_changed(ctx.srv, ctx.client);
         // Evictions propagate one by one, as the server's own deletions,

@@ -282,7 +282,7 @@ fn info_stats(ctx: &Ctx, t: &mut String) {
     let total = |f: fn(&crate::server::stats::WorkerStats) -> u64| srv.stat_total(f);
     let _ = write!(
         t,
-        "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\ninstantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:0\r\nsync_partial_ok:0\r\nsync_partial_err:0\r\nexpired_keys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\nexpire_cycle_cpu_milliseconds:0\r\nevicted_keys:{}\r\nevicted_clients:{}\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlatest_fork_usec:0\r\ntotal_forks:{}\r\nmigrate_cached_sockets:{}\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\n",
+        "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\ninstantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\nexpired_keys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\nexpire_cycle_cpu_milliseconds:0\r\nevicted_keys:{}\r\nevicted_clients:{}\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlatest_fork_usec:0\r\ntotal_forks:{}\r\nmigrate_cached_sockets:{}\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\n",
         total(|w| w.connections_received.get()),
         total(|w| w.commands_processed.get()),
         ops,
@@ -291,6 +291,9 @@ fn info_stats(ctx: &Ctx, t: &mut String) {
         in_kbps,
         out_kbps,
         total(|w| w.rejected_connections.get()),
+        srv.repl.sync_full.load(Relaxed),
+        srv.repl.sync_partial_ok.load(Relaxed),
+        srv.repl.sync_partial_err.load(Relaxed),
         ks.expired_keys,
         total(|w| w.evicted_keys.get()),
         srv.client_eviction.evicted.load(std::sync::atomic::Ordering::Relaxed),
@@ -310,13 +313,110 @@ fn info_stats(ctx: &Ctx, t: &mut String) {
     );
 }
 
-/// The `replication` section: a master without replicas.
+/// The `replication` section, field by field as redis-server 7.0 writes it.
 fn info_replication(ctx: &Ctx, t: &mut String) {
+    use crate::server::replication::{master, LinkState};
     let srv = ctx.srv;
+    let repl = &srv.repl;
+    let now = crate::server::state::unix_ms();
+    t.push_str("# Replication\r\n");
+    if repl.is_replica() {
+        let link = repl.link.lock();
+        let offset = repl.stream.lock().offset;
+        let (host, port, state, last_io, read_offset, down_since) = match link.as_ref() {
+            Some(l) => (
+                l.host.clone(),
+                l.port,
+                l.state,
+                l.last_io_ms,
+                l.read_offset,
+                l.down_since_ms,
+            ),
+            None => (String::new(), 0, LinkState::Connect, 0, 0, 0),
+        };
+        let up = state == LinkState::Connected;
+        let _ = write!(
+            t,
+            "role:slave\r\nmaster_host:{host}\r\nmaster_port:{port}\r\nmaster_link_status:{}\r\nmaster_last_io_seconds_ago:{}\r\nmaster_sync_in_progress:{}\r\nslave_read_repl_offset:{}\r\nslave_repl_offset:{}\r\n",
+            if up { "up" } else { "down" },
+            if up && last_io > 0 { (now - last_io) / 1000 } else { -1 },
+            u8::from(state == LinkState::Transfer),
+            offset.max(read_offset),
+            offset,
+        );
+        if let (LinkState::Transfer, Some(l)) = (state, link.as_ref()) {
+            let total = l.transfer_size.max(0);
+            let left = (l.transfer_size - l.transfer_read as i64).max(0);
+            let perc = if l.transfer_size > 0 {
+                l.transfer_read as f64 * 100.0 / l.transfer_size as f64
+            } else {
+                0.0
+            };
+            let _ = write!(
+                t,
+                "master_sync_total_bytes:{}\r\nmaster_sync_read_bytes:{}\r\nmaster_sync_left_bytes:{}\r\nmaster_sync_perc:{:.2}\r\nmaster_sync_last_io_seconds_ago:{}\r\n",
+                if l.transfer_size < 0 { -1 } else { total },
+                l.transfer_read,
+                if l.transfer_size < 0 { -1 } else { left },
+                perc,
+                (now - l.transfer_last_io_ms.max(0)) / 1000
+            );
+        }
+        if !up {
+            let _ = write!(
+                t,
+                "master_link_down_since_seconds:{}\r\n",
+                if down_since > 0 {
+                    (now - down_since) / 1000
+                } else {
+                    -1
+                }
+            );
+        }
+        drop(link);
+        let _ = write!(
+            t,
+            "slave_priority:{}\r\nslave_read_only:{}\r\nreplica_announced:{}\r\n",
+            srv.config.replica_priority(),
+            u8::from(srv.config.replica_read_only()),
+            u8::from(srv.config.replica_announced()),
+        );
+    } else {
+        t.push_str("role:master\r\n");
+    }
+    let replicas = master::replicas(srv);
+    let _ = write!(t, "connected_slaves:{}\r\n", replicas.len());
+    if !repl.is_replica()
+        && srv.config.min_replicas_to_write() > 0
+        && srv.config.min_replicas_max_lag() > 0
+    {
+        let _ = write!(
+            t,
+            "min_slaves_good_slaves:{}\r\n",
+            repl.good_replicas(srv.config.min_replicas_max_lag())
+        );
+    }
+    for (i, (ip, port, state, offset, lag)) in replicas.iter().enumerate() {
+        let _ = write!(
+            t,
+            "slave{i}:ip={ip},port={port},state={},offset={offset},lag={lag}\r\n",
+            state.name()
+        );
+    }
+    let st = repl.stream.lock();
+    let (active, histlen) = match &st.backlog {
+        Some(b) => (1, b.histlen()),
+        None => (0, 0),
+    };
     let _ = write!(
         t,
-        "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\nrepl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n",
-        srv.run_id
+        "master_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:{}\r\nmaster_repl_offset:{}\r\nsecond_repl_offset:{}\r\nrepl_backlog_active:{active}\r\nrepl_backlog_size:{}\r\nrepl_backlog_first_byte_offset:{}\r\nrepl_backlog_histlen:{histlen}\r\n",
+        st.replid,
+        st.replid2,
+        st.offset,
+        st.second_offset,
+        srv.config.repl_backlog_size(),
+        st.backlog_first_byte(),
     );
 }
 

@@ -497,12 +497,49 @@ pub(super) fn time(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
-/// A server without replication is a master with no replicas at offset 0.
+/// ROLE: a master's offset and replicas, or a replica's master and link.
 pub(super) fn role(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let repl = &ctx.srv.repl;
+    let offset = repl.stream.lock().offset;
+    if repl.is_replica() {
+        let link = repl.link.lock();
+        let (host, port, state) = match link.as_ref() {
+            Some(l) => (l.host.clone(), l.port, l.state),
+            None => (
+                String::new(),
+                0,
+                crate::server::replication::LinkState::Connect,
+            ),
+        };
+        drop(link);
+        ctx.out.array(5);
+        ctx.out.bulk(b"slave");
+        ctx.out.bulk(host.as_bytes());
+        ctx.out.int(i64::from(port));
+        ctx.out.bulk(state.role_name().as_bytes());
+        let shown = if state == crate::server::replication::LinkState::Connected {
+            offset as i64
+        } else {
+            -1
+        };
+        ctx.out.int(shown);
+        return Ok(());
+    }
+    let replicas = crate::server::replication::master::replicas(ctx.srv);
     ctx.out.array(3);
     ctx.out.bulk(b"master");
-    ctx.out.int(0);
-    ctx.out.array(0);
+    ctx.out.int(offset as i64);
+    let online: Vec<_> = replicas
+        .iter()
+        .filter(|r| r.2 == crate::server::replication::FeedState::Online)
+        .collect();
+    ctx.out.array(online.len());
+    for (ip, port, _, acked, _) in online {
+        ctx.out.array(3);
+        ctx.out.bulk(ip.as_bytes());
+        ctx.out.bulk(port.to_string().as_bytes());
+        ctx.out.bulk(acked.to_string().as_bytes());
+    }
     Ok(())
 }
 

@@ -1,0 +1,646 @@
+//! Replication: the stream a master sends its replicas, and the link a
+//! replica keeps to its master (Redis's PSYNC2 protocol, both ways).
+//!
+//! ```text
+//!  master role                                   replica role
+//!  effects units ─▶ Journal (number order)        master link thread
+//!        │                                         │ applies each command
+//!        ▼ StreamFeeder (target::REPL)             ▼ (as the master client)
+//!  Stream: replid, offset, backlog, feeds ◀─── the same bytes, verbatim
+//!        │ every byte appended once, in order
+//!        ▼
+//!  ReplicaFeed per replica connection ─▶ its outbox ─▶ conn.rs writes it
+//! ```
+//!
+//! The [`Stream`] is the one replication stream of this server: its bytes
+//! are numbered by `offset` (Redis's `master_repl_offset`), the last
+//! `repl-backlog-size` of them are kept for partial resynchronization, and
+//! every attached replica is fed the same bytes. On a master the bytes are
+//! the effects units encoded once (one SELECT state for all replicas, as
+//! Redis keeps `slaveseldb`); on a replica they are the master's own bytes,
+//! forwarded as each command is applied, so a chained replica sees the
+//! same offsets and replication IDs as its master's master.
+//!
+//! Where the stream of a new replica begins is exact: a full sync's
+//! snapshot instant is an effects unit number (`Keyspace::begin_snapshot`),
+//! and the feed is positioned at the stream's offset once every unit below
+//! that number has been encoded and none after it (`Journal::if_fed_below`
+//! or, when the unit arrives first, [`StreamFeeder`] itself). On a replica
+//! the link thread holds [`Replication::apply_lock`] while it applies and
+//! forwards a command, and a full sync begins its snapshot under it.
+
+pub mod master;
+pub mod replica;
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, Ordering::*};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use tokio::sync::Notify;
+
+use super::client::ClientInfo;
+use super::state::unix_ms;
+
+/// Redis's empty replication ID (no previous history).
+pub const NO_REPLID: &str = "0000000000000000000000000000000000000000";
+
+/// A new random 40-hex-digit replication ID.
+pub fn random_replid() -> String {
+    use rand::Rng;
+    let mut rng = rand::thread_rng();
+    (0..40)
+        .map(|_| format!("{:x}", rng.gen_range(0..16u8)))
+        .collect()
+}
+
+/// The last `size` bytes of the stream (Redis's replication backlog).
+pub struct Backlog {
+    bytes: VecDeque<u8>,
+    size: usize,
+}
+
+impl Backlog {
+    fn new(size: usize) -> Backlog {
+        Backlog {
+            bytes: VecDeque::new(),
+            size: size.max(1),
+        }
+    }
+
+    fn push(&mut self, b: &[u8]) {
+        if b.len() >= self.size {
+            self.bytes.clear();
+            self.bytes.extend(&b[b.len() - self.size..]);
+            return;
+        }
+        let over = (self.bytes.len() + b.len()).saturating_sub(self.size);
+        self.bytes.drain(..over);
+        self.bytes.extend(b);
+    }
+
+    fn resize(&mut self, size: usize) {
+        self.size = size.max(1);
+        let over = self.bytes.len().saturating_sub(self.size);
+        self.bytes.drain(..over);
+    }
+
+    pub fn histlen(&self) -> usize {
+        self.bytes.len()
+    }
+}
+
+/// A replica's progress as the master sees it (INFO's `state=`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum FeedState {
+    /// Waiting for its snapshot to begin.
+    WaitBgsave = 0,
+    /// The snapshot is being sent.
+    SendBulk = 1,
+    /// Sent a diskless snapshot; the stream starts at its first ACK.
+    WaitAck = 2,
+    Online = 3,
+}
+
+impl FeedState {
+    fn from_u8(v: u8) -> FeedState {
+        match v {
+            0 => FeedState::WaitBgsave,
+            1 => FeedState::SendBulk,
+            2 => FeedState::WaitAck,
+            _ => FeedState::Online,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FeedState::WaitBgsave => "wait_bgsave",
+            FeedState::SendBulk | FeedState::WaitAck => "send_bulk",
+            FeedState::Online => "online",
+        }
+    }
+}
+
+/// One replica connection on the master side: the stream goes into its
+/// client's outbox, which its connection task writes.
+pub struct ReplicaFeed {
+    pub info: Arc<ClientInfo>,
+    /// The address it announced (REPLCONF ip-address, else the peer's).
+    pub ip: String,
+    /// REPLCONF listening-port.
+    pub port: u16,
+    /// It sent PSYNC (it is told +FULLRESYNC), not SYNC.
+    pub psync: bool,
+    pub state: AtomicU8,
+    /// The first effects unit after its snapshot's instant (MAX until it
+    /// is known).
+    pub start_seq: AtomicU64,
+    /// The offset it last acknowledged (REPLCONF ACK).
+    pub ack_offset: AtomicU64,
+    /// When it last sent an ACK (ms; for `lag`, min-replicas and the
+    /// replica timeout), or when it connected.
+    pub ack_ms: AtomicI64,
+    /// Whether it has ever sent an ACK (only those time out).
+    pub acked: AtomicBool,
+    limit: usize,
+    inner: Mutex<FeedInner>,
+}
+
+struct FeedInner {
+    /// Its stream has a start: bytes appended from now on are its.
+    positioned: bool,
+    /// The snapshot is out: its bytes go to the outbox, not `held`.
+    streaming: bool,
+    held: Vec<u8>,
+}
+
+/// Past this many bytes in a replica's outbox the snapshot sender waits
+/// for the connection to write them.
+const OUTBOX_HIGH_WATER: usize = 4 << 20;
+
+impl ReplicaFeed {
+    pub fn new(info: Arc<ClientInfo>, ip: String, port: u16, psync: bool, limit: usize) -> Self {
+        ReplicaFeed {
+            info,
+            ip,
+            port,
+            psync,
+            state: AtomicU8::new(FeedState::WaitBgsave as u8),
+            start_seq: AtomicU64::new(u64::MAX),
+            ack_offset: AtomicU64::new(0),
+            ack_ms: AtomicI64::new(unix_ms()),
+            acked: AtomicBool::new(false),
+            limit,
+            inner: Mutex::new(FeedInner {
+                positioned: false,
+                streaming: false,
+                held: Vec::new(),
+            }),
+        }
+    }
+
+    pub fn state(&self) -> FeedState {
+        FeedState::from_u8(self.state.load(Relaxed))
+    }
+
+    pub fn set_state(&self, s: FeedState) {
+        self.state.store(s as u8, Relaxed);
+    }
+
+    pub fn id(&self) -> u64 {
+        self.info.id
+    }
+
+    /// Appends to the client's outbox; false (and the client closed) past
+    /// the replica class's hard output limit.
+    pub fn push(&self, bytes: &[u8]) -> bool {
+        let size = {
+            let mut outbox = self.info.outbox.lock();
+            outbox.extend_from_slice(bytes);
+            outbox.len()
+        };
+        self.info.omem.store(size, Relaxed);
+        if self.limit > 0 && size > self.limit {
+            self.over_limit();
+            return false;
+        }
+        self.info.wake.notify_one();
+        true
+    }
+
+    fn over_limit(&self) {
+        crate::util::log::warning(&format!(
+            "Client id={} addr={} laddr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
+            self.info.id, self.info.addr, self.info.laddr
+        ));
+        self.info.kill();
+    }
+
+    /// Part of a snapshot transfer, waiting while the outbox is full (the
+    /// replica reads slowly); false once the replica is gone.
+    pub fn push_bulk(&self, bytes: &[u8]) -> bool {
+        loop {
+            if self.info.is_gone() {
+                return false;
+            }
+            if self.info.outbox.lock().len() < OUTBOX_HIGH_WATER {
+                break;
+            }
+            self.info.wake.notify_one();
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let size = {
+            let mut outbox = self.info.outbox.lock();
+            outbox.extend_from_slice(bytes);
+            outbox.len()
+        };
+        self.info.omem.store(size, Relaxed);
+        self.info.wake.notify_one();
+        true
+    }
+
+    /// Stream bytes, in order.
+    fn send(&self, bytes: &[u8]) -> bool {
+        let mut inner = self.inner.lock();
+        if !inner.positioned {
+            return true;
+        }
+        if !inner.streaming {
+            inner.held.extend_from_slice(bytes);
+            if self.limit > 0 && inner.held.len() > self.limit {
+                self.over_limit();
+                return false;
+            }
+            return true;
+        }
+        drop(inner);
+        self.push(bytes)
+    }
+
+    /// The stream starts here for this replica: with `line` (its
+    /// +FULLRESYNC) first in its outbox.
+    fn position(&self, line: Option<&[u8]>) {
+        let mut inner = self.inner.lock();
+        if inner.positioned {
+            return;
+        }
+        inner.positioned = true;
+        if let Some(line) = line {
+            drop(inner);
+            self.push(line);
+        }
+    }
+
+    pub fn positioned(&self) -> bool {
+        self.inner.lock().positioned
+    }
+
+    /// The snapshot is out: what was held, then the live stream, follow.
+    pub fn start_streaming(&self) {
+        let mut inner = self.inner.lock();
+        let held = std::mem::take(&mut inner.held);
+        inner.streaming = true;
+        // (Pushed under the lock, so no newer byte overtakes them.)
+        self.push(&held);
+    }
+}
+
+/// The replication stream and its consumers.
+pub struct Stream {
+    pub replid: String,
+    pub replid2: String,
+    /// The first offset `replid2` is not valid for (-1: none).
+    pub second_offset: i64,
+    /// Bytes ever appended (Redis's `master_repl_offset`).
+    pub offset: u64,
+    pub backlog: Option<Backlog>,
+    /// The database the stream's last command ran in (None: a SELECT
+    /// comes first), as Redis's `slaveseldb`.
+    selected: Option<usize>,
+    pub feeds: Vec<Arc<ReplicaFeed>>,
+}
+
+impl Stream {
+    /// Appends bytes and feeds them to every replica; replicas that are
+    /// gone or over their limit are dropped.
+    pub fn append(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        self.offset += bytes.len() as u64;
+        if let Some(b) = self.backlog.as_mut() {
+            b.push(bytes);
+        }
+        self.feeds.retain(|f| !f.info.is_gone() && f.send(bytes));
+    }
+
+    /// The offset of the first byte the backlog holds (Redis's
+    /// `repl_backlog_first_byte_offset`).
+    pub fn backlog_first_byte(&self) -> u64 {
+        match &self.backlog {
+            Some(b) => self.offset + 1 - b.histlen() as u64,
+            None => 0,
+        }
+    }
+
+    /// The bytes from offset `from` (1-based, as PSYNC asks) to the end,
+    /// if the history has them all under `replid`.
+    pub fn continue_from(&self, replid: &str, from: i64) -> Option<Vec<u8>> {
+        let backlog = self.backlog.as_ref()?;
+        let ours = replid == self.replid;
+        let previous = replid == self.replid2 && from <= self.second_offset;
+        if !ours && !previous {
+            return None;
+        }
+        let first = self.backlog_first_byte() as i64;
+        let end = self.offset as i64 + 1;
+        if from < first || from > end {
+            return None;
+        }
+        let skip = (from - first) as usize;
+        Some(backlog.bytes.iter().skip(skip).copied().collect())
+    }
+
+    /// Positions a replica whose stream begins now.
+    pub fn position(&mut self, feed: &ReplicaFeed) {
+        // A replica's data came from a snapshot: the next command names
+        // its database.
+        self.selected = None;
+        let line = format!("+FULLRESYNC {} {}\r\n", self.replid, self.offset);
+        feed.position(feed.psync.then_some(line.as_bytes()));
+    }
+
+    /// A new history: replid2 takes over the old ID (what a promoted
+    /// replica's own replicas continue with).
+    pub fn shift_replid(&mut self) {
+        self.replid2 = std::mem::replace(&mut self.replid, random_replid());
+        self.second_offset = self.offset as i64 + 1;
+        self.selected = None;
+    }
+
+    /// Drops every replica connection (they reconnect and resynchronize,
+    /// partially when they can).
+    pub fn disconnect_replicas(&mut self) {
+        for f in self.feeds.drain(..) {
+            f.info.kill();
+        }
+    }
+}
+
+/// The master link as a replica sees it (INFO's and ROLE's words).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkState {
+    /// Not connected; retrying.
+    Connect,
+    Connecting,
+    /// PING, AUTH, REPLCONF, PSYNC.
+    Handshake,
+    /// Receiving the snapshot.
+    Transfer,
+    Connected,
+}
+
+impl LinkState {
+    pub fn role_name(self) -> &'static str {
+        match self {
+            LinkState::Connect => "connect",
+            LinkState::Connecting => "connecting",
+            LinkState::Handshake => "handshake",
+            LinkState::Transfer => "sync",
+            LinkState::Connected => "connected",
+        }
+    }
+}
+
+/// What a replica knows of its master and the transfer in progress.
+pub struct Link {
+    pub host: String,
+    pub port: u16,
+    pub state: LinkState,
+    /// When the link last went down (ms; 0: it was never up).
+    pub down_since_ms: i64,
+    /// When anything last arrived from the master (ms).
+    pub last_io_ms: i64,
+    /// The snapshot's announced size (-1: an EOF-marked stream) and what
+    /// has arrived of it.
+    pub transfer_size: i64,
+    pub transfer_read: u64,
+    pub transfer_last_io_ms: i64,
+    /// Bytes of the stream read from the master (`slave_read_repl_offset`).
+    pub read_offset: u64,
+}
+
+/// Replication state of the server.
+pub struct Replication {
+    pub stream: Mutex<Stream>,
+    /// Some while this server is a replica.
+    pub link: Mutex<Option<Link>>,
+    pub is_replica: AtomicBool,
+    /// Bumped by every REPLICAOF: a link thread of an older generation
+    /// stops.
+    pub generation: AtomicU64,
+    /// Held by a replica's link thread while it applies and forwards one
+    /// command, and by a full sync beginning its snapshot there.
+    pub apply_lock: Mutex<()>,
+    /// The journal feeds the stream (attached at the first replica).
+    pub attached: AtomicBool,
+    /// Wakes WAIT and semi-synchronous replies when an ACK arrives.
+    pub acks: Notify,
+    pub sync_full: AtomicU64,
+    pub sync_partial_ok: AtomicU64,
+    pub sync_partial_err: AtomicU64,
+    /// When the last replica left (ms; for repl-backlog-ttl).
+    pub no_replicas_since_ms: AtomicI64,
+    /// A full sync waiting for more replicas (repl-diskless-sync-delay).
+    pub pending_sync: Mutex<Option<Arc<master::SyncJob>>>,
+    /// The stream's ID and offset name data this server holds (it was a
+    /// master, or synced with one): a replica then asks to continue them.
+    pub has_history: AtomicBool,
+}
+
+impl Default for Replication {
+    fn default() -> Self {
+        Replication::new()
+    }
+}
+
+impl Replication {
+    pub fn new() -> Replication {
+        Replication {
+            stream: Mutex::new(Stream {
+                replid: random_replid(),
+                replid2: NO_REPLID.to_string(),
+                second_offset: -1,
+                offset: 0,
+                backlog: None,
+                selected: None,
+                feeds: Vec::new(),
+            }),
+            link: Mutex::new(None),
+            is_replica: AtomicBool::new(false),
+            generation: AtomicU64::new(0),
+            apply_lock: Mutex::new(()),
+            attached: AtomicBool::new(false),
+            acks: Notify::new(),
+            sync_full: AtomicU64::new(0),
+            sync_partial_ok: AtomicU64::new(0),
+            sync_partial_err: AtomicU64::new(0),
+            no_replicas_since_ms: AtomicI64::new(unix_ms()),
+            pending_sync: Mutex::new(None),
+            has_history: AtomicBool::new(false),
+        }
+    }
+
+    pub fn is_replica(&self) -> bool {
+        self.is_replica.load(Relaxed)
+    }
+
+    /// Switches the role; returns whether it was a replica.
+    pub fn set_replica(&self, on: bool) -> bool {
+        crate::keyspace::table::set_replica_expiry(on);
+        crate::util::log::set_replica_role(on);
+        self.is_replica.swap(on, SeqCst)
+    }
+
+    /// The replicas that acknowledged `offset` or more.
+    pub fn acked(&self, offset: u64) -> usize {
+        self.stream
+            .lock()
+            .feeds
+            .iter()
+            .filter(|f| f.state() == FeedState::Online && f.ack_offset.load(Relaxed) >= offset)
+            .count()
+    }
+
+    /// Online replicas whose last ACK is at most `max_lag_s` old
+    /// (min-replicas-to-write's "good" replicas).
+    pub fn good_replicas(&self, max_lag_s: i64) -> usize {
+        let now = unix_ms();
+        self.stream
+            .lock()
+            .feeds
+            .iter()
+            .filter(|f| {
+                f.state() == FeedState::Online && (now - f.ack_ms.load(Relaxed)) / 1000 <= max_lag_s
+            })
+            .count()
+    }
+
+    /// Whether a replica's master link is up (for MASTERDOWN).
+    pub fn link_up(&self) -> bool {
+        self.link
+            .lock()
+            .as_ref()
+            .is_some_and(|l| l.state == LinkState::Connected)
+    }
+}
+
+/// Feeds the journal's units into the stream while this server is a
+/// master (a replica's stream is its master's bytes).
+pub struct StreamFeeder {
+    pub repl: Arc<Replication>,
+}
+
+impl crate::journal::Consumer for StreamFeeder {
+    fn feed(&self, unit: &crate::journal::Unit) -> bool {
+        if self.repl.is_replica() {
+            return true;
+        }
+        let mut st = self.repl.stream.lock();
+        let st = &mut *st;
+        // Replicas whose snapshot's instant this unit follows start here.
+        let starting: Vec<Arc<ReplicaFeed>> = st
+            .feeds
+            .iter()
+            .filter(|f| f.start_seq.load(Relaxed) <= unit.seq && !f.positioned())
+            .cloned()
+            .collect();
+        for f in &starting {
+            st.position(f);
+        }
+        let mut bytes = Vec::new();
+        crate::journal::encode_unit(
+            unit,
+            crate::journal::target::REPL,
+            &mut st.selected,
+            &mut bytes,
+        );
+        st.append(&bytes);
+        true
+    }
+}
+
+/// Resizes the backlog (CONFIG SET repl-backlog-size).
+pub fn backlog_size_changed(repl: &Replication, size: usize) {
+    if let Some(b) = repl.stream.lock().backlog.as_mut() {
+        b.resize(size);
+    }
+}
+
+/// Creates the backlog if there is none (the first replica, or becoming
+/// a replica), as Redis creates it.
+pub fn ensure_backlog(repl: &Replication, size: usize) {
+    let mut st = repl.stream.lock();
+    if st.backlog.is_none() {
+        st.backlog = Some(Backlog::new(size));
+    }
+}
+
+/// Semi-synchronous replies need the stream's offsets from the first write
+/// on, replicas or not: the stream is fed from the moment it is on.
+pub fn semi_sync_changed(srv: &super::state::ServerState) {
+    if srv.config.repl_semi_sync_replicas() > 0 {
+        master::attach(srv);
+    }
+}
+
+/// The `replicaof` directive, once the data is loaded (and the
+/// semi-synchronous mode, if configured).
+pub fn follow_configured_master(srv: &super::state::ServerState) {
+    semi_sync_changed(srv);
+    if let Some((host, port)) = srv.config.replicaof() {
+        srv.repl.set_replica(true);
+        srv.repl.generation.fetch_add(1, SeqCst);
+        replica::start(
+            srv,
+            String::from_utf8_lossy(&host).into_owned(),
+            port as u16,
+        );
+    }
+}
+
+/// REPLICAOF host port: follow a new master. False when it already does.
+pub fn follow(srv: &super::state::ServerState, host: &str, port: u16) -> bool {
+    {
+        let link = srv.repl.link.lock();
+        if let Some(l) = link.as_ref() {
+            if l.host.eq_ignore_ascii_case(host) && l.port == port {
+                return false;
+            }
+        }
+    }
+    let was_master = !srv.repl.set_replica(true);
+    srv.repl.generation.fetch_add(1, SeqCst);
+    {
+        let mut st = srv.repl.stream.lock();
+        st.disconnect_replicas();
+        if was_master {
+            // Our own history is what we ask the new master to continue.
+            srv.repl.has_history.store(true, SeqCst);
+        }
+    }
+    srv.config
+        .set_replicaof(Some((host.as_bytes().to_vec(), i64::from(port))));
+    crate::util::log::notice(&format!("Connecting to MASTER {host}:{port}"));
+    replica::start(srv, host.to_string(), port);
+    true
+}
+
+/// REPLICAOF NO ONE: this server becomes a master, with a new history
+/// whose previous ID its replicas can continue.
+pub fn stop_following(srv: &super::state::ServerState) {
+    if !srv.repl.is_replica.load(SeqCst) {
+        return;
+    }
+    // (The link thread applies and forwards each command under the apply
+    // lock: none of the old master's is half done once we hold it.)
+    let applying = srv.repl.apply_lock.lock();
+    srv.repl.generation.fetch_add(1, SeqCst);
+    *srv.repl.link.lock() = None;
+    srv.config.set_replicaof(None);
+    {
+        let mut st = srv.repl.stream.lock();
+        st.shift_replid();
+        st.disconnect_replicas();
+        crate::util::log::notice(&format!(
+            "Setting secondary replication ID to {}, valid up to offset: {}. New replication ID is {}",
+            st.replid2, st.second_offset, st.replid
+        ));
+    }
+    srv.repl.set_replica(false);
+    drop(applying);
+    srv.repl.has_history.store(true, SeqCst);
+    master::attach(srv);
+    crate::util::log::notice("MASTER MODE enabled (user request)");
+}

@@ -1,0 +1,558 @@
+//! The replica's side: the link to the master, on a thread of its own.
+//!
+//! It connects, does the handshake (PING, AUTH, REPLCONF listening-port /
+//! ip-address / capa, PSYNC), loads the snapshot of a full sync (`$<len>`
+//! or EOF-marked), and then applies the master's stream command by
+//! command as the master client (no admission checks, no replies but the
+//! ACKs), forwarding each applied command's bytes to its own stream (its
+//! backlog and its replicas). A transaction is applied and forwarded at
+//! its EXEC, so the offset never points inside one. The link is retried
+//! every second until REPLICAOF changes the master (a new generation).
+
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::atomic::Ordering::*;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::{Link, LinkState};
+use crate::server::client::{Client, ClientInfo, PeerAddr};
+use crate::server::state::{unix_ms, ServerState};
+use crate::util::log;
+
+/// Starts following `host:port` (the caller bumped the generation).
+pub fn start(srv: &ServerState, host: String, port: u16) {
+    let generation = srv.repl.generation.load(SeqCst);
+    *srv.repl.link.lock() = Some(Link {
+        host: host.clone(),
+        port,
+        state: LinkState::Connect,
+        down_since_ms: 0,
+        last_io_ms: 0,
+        transfer_size: 0,
+        transfer_read: 0,
+        transfer_last_io_ms: 0,
+        read_offset: 0,
+    });
+    let srv = srv.me();
+    let spawned = std::thread::Builder::new()
+        .name("tessera-replica".into())
+        .spawn(move || link_thread(&srv, generation, &host, port));
+    if let Err(e) = spawned {
+        log::warning(&format!("Can't start the replication link: {e}"));
+    }
+}
+
+fn set_state(srv: &ServerState, state: LinkState) {
+    if let Some(l) = srv.repl.link.lock().as_mut() {
+        if l.state == LinkState::Connected && state != LinkState::Connected {
+            l.down_since_ms = unix_ms();
+        }
+        l.state = state;
+    }
+}
+
+fn link_thread(srv: &ServerState, generation: u64, host: &str, port: u16) {
+    crate::keyspace::table::set_master_view(true);
+    let current = || srv.repl.generation.load(SeqCst) == generation;
+    log::notice(&format!("Connecting to MASTER {host}:{port}"));
+    let mut master: Option<MasterClient> = None;
+    while current() {
+        set_state(srv, LinkState::Connecting);
+        match session(srv, generation, host, port, &mut master) {
+            Ok(()) => {}
+            Err(e) => log::warning(&e),
+        }
+        set_state(srv, LinkState::Connect);
+        if !current() {
+            break;
+        }
+        // Redis retries from its once-a-second cron.
+        for _ in 0..10 {
+            if !current() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        log::notice(&format!("Connecting to MASTER {host}:{port}"));
+    }
+}
+
+/// The client the master's commands run as.
+struct MasterClient {
+    client: Client,
+    out: tessera_resp::encode::ReplyBuf,
+}
+
+impl MasterClient {
+    fn new(srv: &ServerState, addr: PeerAddr) -> MasterClient {
+        let id = srv.clients.next_id();
+        let info = Arc::new(ClientInfo::new(id, addr.clone(), addr, -1, unix_ms()));
+        let mut client = Client::new(srv, id, info, srv.acceptor.clone());
+        client.from_master = true;
+        client.authenticated = true;
+        MasterClient {
+            client,
+            out: tessera_resp::encode::ReplyBuf::new(tessera_resp::encode::Protocol::Resp2),
+        }
+    }
+}
+
+/// A blocking connection with a read buffer.
+struct Conn {
+    sock: TcpStream,
+    buf: Vec<u8>,
+    timeout: Duration,
+}
+
+impl Conn {
+    fn fill(&mut self, srv: &ServerState, generation: u64) -> Result<usize, String> {
+        let began = Instant::now();
+        let mut chunk = [0u8; 64 * 1024];
+        loop {
+            if srv.repl.generation.load(SeqCst) != generation {
+                return Err("Replication link replaced".into());
+            }
+            match self.sock.read(&mut chunk) {
+                Ok(0) => return Err("Master closed the connection".into()),
+                Ok(n) => {
+                    self.buf.extend_from_slice(&chunk[..n]);
+                    if let Some(l) = srv.repl.link.lock().as_mut() {
+                        l.last_io_ms = unix_ms();
+                    }
+                    return Ok(n);
+                }
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::WouldBlock
+                        || e.kind() == std::io::ErrorKind::TimedOut =>
+                {
+                    if began.elapsed() > self.timeout {
+                        return Err("Timeout receiving from MASTER".into());
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(format!("Error reading from MASTER: {e}")),
+            }
+        }
+    }
+
+    /// One line (without CRLF); the master's lone newlines (keepalives
+    /// while it prepares a snapshot) are skipped.
+    fn line(&mut self, srv: &ServerState, generation: u64) -> Result<String, String> {
+        loop {
+            if let Some(p) = self.buf.iter().position(|&b| b == b'\n') {
+                let mut line: Vec<u8> = self.buf.drain(..=p).collect();
+                line.pop();
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                if line.is_empty() {
+                    continue;
+                }
+                return Ok(String::from_utf8_lossy(&line).into_owned());
+            }
+            if self.buf.len() > 64 * 1024 {
+                return Err("Protocol error: too long a line from MASTER".into());
+            }
+            self.fill(srv, generation)?;
+        }
+    }
+
+    fn send(&mut self, argv: &[&[u8]]) -> Result<(), String> {
+        let mut bytes = Vec::new();
+        crate::journal::encode_command(argv, &mut bytes);
+        self.sock
+            .write_all(&bytes)
+            .map_err(|e| format!("Error writing to MASTER: {e}"))
+    }
+
+    fn call(
+        &mut self,
+        srv: &ServerState,
+        generation: u64,
+        argv: &[&[u8]],
+    ) -> Result<String, String> {
+        self.send(argv)?;
+        self.line(srv, generation)
+    }
+}
+
+fn session(
+    srv: &ServerState,
+    generation: u64,
+    host: &str,
+    port: u16,
+    master: &mut Option<MasterClient>,
+) -> Result<(), String> {
+    let timeout = Duration::from_secs(srv.config.repl_timeout().max(1) as u64);
+    let addr = (host, port)
+        .to_socket_addrs()
+        .map_err(|e| format!("Unable to connect to MASTER: {e}"))?
+        .next()
+        .ok_or_else(|| "Unable to connect to MASTER: no address".to_string())?;
+    let sock = TcpStream::connect_timeout(&addr, timeout)
+        .map_err(|e| format!("Error condition on socket for SYNC: {e}"))?;
+    let _ = sock.set_nodelay(!srv.config.repl_disable_tcp_nodelay());
+    sock.set_read_timeout(Some(Duration::from_millis(100)))
+        .map_err(|e| format!("Unable to connect to MASTER: {e}"))?;
+    let mut conn = Conn {
+        sock,
+        buf: Vec::new(),
+        timeout,
+    };
+    log::notice("MASTER <-> REPLICA sync started");
+    set_state(srv, LinkState::Handshake);
+
+    let pong = conn.call(srv, generation, &[b"PING"])?;
+    if !pong.starts_with('+')
+        && !pong.starts_with("-NOAUTH")
+        && !pong.starts_with("-NOPERM")
+        && !pong.starts_with("-ERR operation not permitted")
+    {
+        return Err(format!("Error reply to PING from master: '{pong}'"));
+    }
+    log::notice("Master replied to PING, replication can continue...");
+    if let Some(pass) = srv.config.masterauth() {
+        let user = srv.config.masteruser();
+        let reply = match &user {
+            Some(u) => conn.call(srv, generation, &[b"AUTH", u, &pass])?,
+            None => conn.call(srv, generation, &[b"AUTH", &pass])?,
+        };
+        if reply.starts_with('-') {
+            return Err(format!("Unable to AUTH to MASTER: {reply}"));
+        }
+    }
+    let announce = match srv.config.replica_announce_port() {
+        0 => srv.port.load(Relaxed) as i64,
+        p => p,
+    };
+    let port_arg = announce.to_string();
+    let reply = conn.call(
+        srv,
+        generation,
+        &[b"REPLCONF", b"listening-port", port_arg.as_bytes()],
+    )?;
+    if reply.starts_with('-') {
+        log::notice(&format!(
+            "(Non critical) Master does not understand REPLCONF listening-port: {reply}"
+        ));
+    }
+    if let Some(ip) = srv.config.replica_announce_ip() {
+        let reply = conn.call(srv, generation, &[b"REPLCONF", b"ip-address", &ip])?;
+        if reply.starts_with('-') {
+            log::notice(&format!(
+                "(Non critical) Master does not understand REPLCONF ip-address: {reply}"
+            ));
+        }
+    }
+    let reply = conn.call(
+        srv,
+        generation,
+        &[b"REPLCONF", b"capa", b"eof", b"capa", b"psync2"],
+    )?;
+    if reply.starts_with('-') {
+        log::notice(&format!(
+            "(Non critical) Master does not understand REPLCONF capa: {reply}"
+        ));
+    }
+
+    // PSYNC with what we hold (our own history after REPLICAOF on a
+    // master, or the last master's), or ask for a full sync.
+    let (replid, from) = {
+        let st = srv.repl.stream.lock();
+        (st.replid.clone(), st.offset + 1)
+    };
+    let has_history = srv.repl.has_history.load(SeqCst);
+    let reply = if has_history {
+        let from = from.to_string();
+        conn.call(
+            srv,
+            generation,
+            &[b"PSYNC", replid.as_bytes(), from.as_bytes()],
+        )?
+    } else {
+        log::notice("Partial resynchronization not possible (no cached master)");
+        conn.call(srv, generation, &[b"PSYNC", b"?", b"-1"])?
+    };
+    if let Some(rest) = reply.strip_prefix("+FULLRESYNC") {
+        let mut parts = rest.split_whitespace();
+        let id = parts.next().unwrap_or_default().to_string();
+        let offset: u64 = parts
+            .next()
+            .and_then(|o| o.parse().ok())
+            .ok_or_else(|| format!("Bad FULLRESYNC reply from master: '{reply}'"))?;
+        if id.len() != 40 {
+            return Err(format!("Bad FULLRESYNC reply from master: '{reply}'"));
+        }
+        log::notice(&format!("Full resync from master: {id}:{offset}"));
+        full_sync(srv, generation, &mut conn, &id, offset)?;
+        *master = Some(MasterClient::new(srv, PeerAddr::Tcp(addr)));
+    } else if let Some(rest) = reply.strip_prefix("+CONTINUE") {
+        log::notice("Successful partial resynchronization with master.");
+        let new_id = rest.trim();
+        let mut st = srv.repl.stream.lock();
+        if new_id.len() == 40 && new_id != st.replid {
+            st.replid2 = std::mem::replace(&mut st.replid, new_id.to_string());
+            st.second_offset = st.offset as i64 + 1;
+            log::notice(&format!("Master replication ID changed to {new_id}"));
+            // Our replicas must learn the new ID.
+            st.disconnect_replicas();
+        }
+        drop(st);
+        super::ensure_backlog(&srv.repl, srv.config.repl_backlog_size() as usize);
+        log::notice("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
+        if master.is_none() {
+            *master = Some(MasterClient::new(srv, PeerAddr::Tcp(addr)));
+        }
+    } else if reply.starts_with("-NOMASTERLINK") || reply.starts_with("-LOADING") {
+        return Err(format!(
+            "Master is currently unable to PSYNC but should be in the future: {reply}"
+        ));
+    } else {
+        return Err(format!("Unexpected reply to PSYNC from master: {reply}"));
+    }
+    srv.repl.has_history.store(true, SeqCst);
+    let Some(mc) = master.as_mut() else {
+        return Err("no master client".into());
+    };
+    set_state(srv, LinkState::Connected);
+    if let Some(l) = srv.repl.link.lock().as_mut() {
+        l.down_since_ms = 0;
+    }
+    stream(srv, generation, &mut conn, mc)
+}
+
+/// Receives the snapshot and loads it in place of the data.
+fn full_sync(
+    srv: &ServerState,
+    generation: u64,
+    conn: &mut Conn,
+    replid: &str,
+    offset: u64,
+) -> Result<(), String> {
+    set_state(srv, LinkState::Transfer);
+    let head = conn.line(srv, generation)?;
+    let Some(head) = head.strip_prefix('$') else {
+        return Err(format!(
+            "Bad protocol from MASTER, the first byte is not '$' (we received '{head}'), are you sure the host and port are right?"
+        ));
+    };
+    let mark = head.strip_prefix("EOF:").map(|m| m.as_bytes().to_vec());
+    let size: i64 = match &mark {
+        Some(m) if m.len() == 40 => -1,
+        Some(_) => return Err("Bad EOF mark from MASTER".into()),
+        None => head
+            .parse()
+            .map_err(|_| format!("Bad bulk length from MASTER: {head}"))?,
+    };
+    if let Some(l) = srv.repl.link.lock().as_mut() {
+        l.transfer_size = size;
+        l.transfer_read = 0;
+    }
+    log::notice(&match size {
+        -1 => "MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk"
+            .to_string(),
+        n => format!("MASTER <-> REPLICA sync: receiving {n} bytes from master to disk"),
+    });
+    let mut rdb = Vec::new();
+    loop {
+        let done = match (&mark, size) {
+            (Some(m), _) => rdb.len() >= m.len() && rdb[rdb.len() - m.len()..] == m[..],
+            (None, n) => rdb.len() as i64 >= n,
+        };
+        if done {
+            break;
+        }
+        if conn.buf.is_empty() {
+            conn.fill(srv, generation)?;
+        }
+        let take = match (&mark, size) {
+            (Some(_), _) => conn.buf.len(),
+            (None, n) => conn.buf.len().min((n - rdb.len() as i64) as usize),
+        };
+        // (With an EOF mark the stream after it waits for our first ACK,
+        // so nothing past the mark arrives in the same read.)
+        rdb.extend(conn.buf.drain(..take));
+        if let Some(l) = srv.repl.link.lock().as_mut() {
+            l.transfer_read = rdb.len() as u64;
+            l.transfer_last_io_ms = unix_ms();
+        }
+    }
+    if let Some(m) = &mark {
+        rdb.truncate(rdb.len() - m.len());
+    }
+    if srv.config.repl_diskless_load() == "disabled" {
+        // As Redis, the received file becomes the dump file.
+        let path = crate::server::persist::rdb_path(srv);
+        let tmp = path.with_file_name(format!(
+            "temp-{}.{}.rdb",
+            unix_ms() / 1000,
+            std::process::id()
+        ));
+        let written = std::fs::File::create(&tmp)
+            .and_then(|mut f| f.write_all(&rdb).and_then(|_| f.sync_all()))
+            .and_then(|_| std::fs::rename(&tmp, &path));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(format!(
+                "Failed trying to rename the temp DB into {} in MASTER <-> REPLICA synchronization: {e}",
+                path.display()
+            ));
+        }
+    }
+    log::notice("MASTER <-> REPLICA sync: Flushing old data");
+    let _applying = srv.repl.apply_lock.lock();
+    {
+        // Our replicas resynchronize with the new history.
+        let mut st = srv.repl.stream.lock();
+        st.disconnect_replicas();
+    }
+    let status = &srv.persistence;
+    status.loading.store(true, SeqCst);
+    status.loading_started_s.store(unix_ms() / 1000, Relaxed);
+    crate::server::persist::empty_data(srv);
+    log::notice("MASTER <-> REPLICA sync: Loading DB in memory");
+    let loaded = crate::server::persist::load_image(srv, &rdb, false);
+    status.loading.store(false, SeqCst);
+    match loaded {
+        Ok(report) => {
+            log::notice(&format!(
+                "Done loading RDB, keys loaded: {}, keys expired: {}.",
+                report.keys_loaded, report.keys_expired
+            ));
+        }
+        Err(e) => {
+            crate::server::persist::empty_data(srv);
+            return Err(format!(
+                "Failed trying to load the MASTER synchronization DB from socket: {e}"
+            ));
+        }
+    }
+    let mut st = srv.repl.stream.lock();
+    st.replid = replid.to_string();
+    st.replid2 = super::NO_REPLID.to_string();
+    st.second_offset = -1;
+    st.offset = offset;
+    st.backlog = Some(super::Backlog::new(srv.config.repl_backlog_size() as usize));
+    drop(st);
+    log::notice("MASTER <-> REPLICA sync: Finished with success");
+    Ok(())
+}
+
+/// Applies the master's stream until the link drops or is replaced.
+fn stream(
+    srv: &ServerState,
+    generation: u64,
+    conn: &mut Conn,
+    mc: &mut MasterClient,
+) -> Result<(), String> {
+    use tessera_resp::request::{Limits, RequestParser};
+    let mut parser = RequestParser::new();
+    let limits = Limits {
+        proto_max_bulk_len: u64::MAX,
+    };
+    // Bytes of a transaction applied at its EXEC.
+    let mut in_multi: Vec<u8> = Vec::new();
+    let mut last_ack = Instant::now() - Duration::from_secs(2);
+    let mut last_io = Instant::now();
+    let timeout = conn.timeout;
+    loop {
+        if last_ack.elapsed() >= Duration::from_secs(1) {
+            let offset = srv.repl.stream.lock().offset.to_string();
+            conn.send(&[b"REPLCONF", b"ACK", offset.as_bytes()])?;
+            last_ack = Instant::now();
+        }
+        if srv.repl.generation.load(SeqCst) != generation {
+            return Ok(());
+        }
+        let mut pos = 0;
+        while pos < conn.buf.len() {
+            let found = parser
+                .parse(&conn.buf[pos..], &limits, false)
+                .map_err(|e| {
+                    format!(
+                        "Protocol error from MASTER: {}",
+                        String::from_utf8_lossy(e.message())
+                    )
+                })?;
+            let Some((kind, consumed)) = found else {
+                break;
+            };
+            let args = crate::server::conn::request_args(kind, &parser, &conn.buf[pos..]);
+            let bytes = &conn.buf[pos..pos + consumed];
+            if let Some(l) = srv.repl.link.lock().as_mut() {
+                l.read_offset += consumed as u64;
+            }
+            let getack = args.len() >= 2
+                && args[0].eq_ignore_ascii_case(b"replconf")
+                && args[1].eq_ignore_ascii_case(b"getack");
+            if getack {
+                let offset = srv.repl.stream.lock().offset.to_string();
+                let mut ack = Vec::new();
+                crate::journal::encode_command(
+                    &[b"REPLCONF".as_slice(), b"ACK", offset.as_bytes()],
+                    &mut ack,
+                );
+                conn.sock
+                    .write_all(&ack)
+                    .map_err(|e| format!("Error writing to MASTER: {e}"))?;
+            }
+            {
+                let _applying = srv.repl.apply_lock.lock();
+                if srv.repl.generation.load(SeqCst) != generation {
+                    return Ok(());
+                }
+                if !args.is_empty() && !getack {
+                    crate::server::dispatch::execute_now(srv, &mut mc.client, &mut mc.out, &args);
+                    mc.out.buf.clear();
+                }
+                if mc.client.multi.active {
+                    in_multi.extend_from_slice(bytes);
+                } else {
+                    let mut st = srv.repl.stream.lock();
+                    if !in_multi.is_empty() {
+                        st.append(&std::mem::take(&mut in_multi));
+                    }
+                    st.append(bytes);
+                }
+            }
+            pos += consumed;
+        }
+        conn.buf.drain(..pos);
+        match conn_fill_once(conn, srv, generation) {
+            Ok(true) => last_io = Instant::now(),
+            Ok(false) => {
+                if last_io.elapsed() > timeout {
+                    return Err("MASTER timeout: no data nor PING received...".into());
+                }
+            }
+            Err(e) => return Err(format!("Connection with master lost: {e}")),
+        }
+    }
+}
+
+/// One read of at most the socket's read timeout: whether bytes arrived.
+fn conn_fill_once(conn: &mut Conn, srv: &ServerState, generation: u64) -> Result<bool, String> {
+    let mut chunk = [0u8; 64 * 1024];
+    if srv.repl.generation.load(SeqCst) != generation {
+        return Ok(false);
+    }
+    match conn.sock.read(&mut chunk) {
+        Ok(0) => Err("the master closed the connection".into()),
+        Ok(n) => {
+            conn.buf.extend_from_slice(&chunk[..n]);
+            if let Some(l) = srv.repl.link.lock().as_mut() {
+                l.last_io_ms = unix_ms();
+            }
+            Ok(true)
+        }
+        Err(e)
+            if e.kind() == std::io::ErrorKind::WouldBlock
+                || e.kind() == std::io::ErrorKind::TimedOut
+                || e.kind() == std::io::ErrorKind::Interrupted =>
+        {
+            Ok(false)
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}

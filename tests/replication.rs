@@ -1,0 +1,820 @@
+//! Replication: full and partial synchronization with redis-server 7.0 in every pairing
+//! (Tessera master with a redis-server replica, redis-server master with a Tessera replica,
+//! Tessera with Tessera, and chains of them), disk-based and diskless transfers, the backlog
+//! and replication IDs across a promotion, WAIT, min-replicas, read-only replicas and their
+//! expiry, ROLE and INFO replication, Tessera's semi-synchronous mode, and masters that drop
+//! the link or answer garbage.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::dataset::{assert_same_data, describe, int, populate, text, without_read_counters};
+use common::{bulk, error, simple, wait_until, Frame, RawClient, ServerKind, TestServer};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+const SYNC_TIMEOUT: Duration = Duration::from_secs(60);
+
+fn info(c: &mut RawClient, section: &str) -> BTreeMap<String, String> {
+    text(&c.call(&["INFO", section]))
+        .lines()
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn field(c: &mut RawClient, section: &str, name: &str) -> String {
+    info(c, section)
+        .remove(name)
+        .unwrap_or_else(|| panic!("INFO {section} has no {name}"))
+}
+
+fn start(kind: ServerKind, extra: &[&str]) -> TestServer {
+    let mut args = vec![
+        "--repl-diskless-sync-delay",
+        "0",
+        "--enable-debug-command",
+        "yes",
+    ];
+    args.extend_from_slice(extra);
+    TestServer::start_kind(kind, &args)
+}
+
+fn replica_of(kind: ServerKind, master: &TestServer, extra: &[&str]) -> TestServer {
+    let port = master.port().to_string();
+    let mut args = vec!["--replicaof", "127.0.0.1", port.as_str()];
+    args.extend_from_slice(extra);
+    start(kind, &args)
+}
+
+/// Waits until the replica's link is up and it has applied everything the master wrote.
+fn wait_synced(master: &TestServer, replica: &TestServer) {
+    let mut m = master.raw();
+    let mut r = replica.raw();
+    let ok = wait_until(SYNC_TIMEOUT, || {
+        let mi = info(&mut m, "replication");
+        let ri = info(&mut r, "replication");
+        ri.get("master_link_status").map(String::as_str) == Some("up")
+            && ri.get("slave_repl_offset") == mi.get("master_repl_offset")
+    });
+    assert!(
+        ok,
+        "replica did not catch up:\nmaster {:?}\nreplica {:?}\nreplica log:\n{}",
+        info(&mut m, "replication"),
+        info(&mut r, "replication"),
+        replica.log_tail(30)
+    );
+}
+
+fn digest(s: &TestServer) -> Frame {
+    s.raw().call(&["DEBUG", "DIGEST"])
+}
+
+fn assert_same_dataset(master: &TestServer, replica: &TestServer, what: &str) {
+    let want = without_read_counters(&describe(&mut master.raw()));
+    let got = without_read_counters(&describe(&mut replica.raw()));
+    assert_same_data(&got, &want, what);
+}
+
+/// Scripts, transactions, expiries and every type, from `clients` connections at once.
+fn mixed_writes(port: u16, seed: u64, clients: usize, rounds: usize) {
+    let threads: Vec<_> = (0..clients)
+        .map(|t| {
+            std::thread::spawn(move || {
+                let mut rng = StdRng::seed_from_u64(seed * 100 + t as u64);
+                let mut c = RawClient::connect(port);
+                for i in 0..rounds {
+                    let k = format!("mw:{t}:{}", rng.gen_range(0..50));
+                    let cmds: Vec<Vec<String>> = match i % 6 {
+                        0 => vec![vec!["INCRBY".into(), k.clone(), rng.gen_range(1..9).to_string()]],
+                        1 => vec![
+                            vec!["MULTI".into()],
+                            vec!["RPUSH".into(), format!("{k}:l"), i.to_string()],
+                            vec!["HSET".into(), format!("{k}:h"), "f".into(), i.to_string()],
+                            vec!["EXEC".into()],
+                        ],
+                        2 => vec![vec![
+                            "EVAL".into(),
+                            "redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2]) return redis.call('ZCARD', KEYS[1])".into(),
+                            "1".into(),
+                            format!("{k}:z"),
+                            rng.gen_range(0..100).to_string(),
+                            format!("m{}", rng.gen_range(0..20)),
+                        ]],
+                        3 => vec![vec!["SET".into(), format!("{k}:t"), "v".into(), "EX".into(), "1000".into()]],
+                        4 => vec![
+                            vec!["SELECT".into(), "2".into()],
+                            vec!["SADD".into(), format!("{k}:s"), i.to_string()],
+                            vec!["SELECT".into(), "0".into()],
+                        ],
+                        _ => vec![vec!["XADD".into(), format!("{k}:x"), "*".into(), "f".into(), i.to_string()]],
+                    };
+                    for reply in c.pipeline(&cmds) {
+                        assert!(!matches!(reply, Frame::Error(_)), "{reply:?}");
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("writer thread");
+    }
+}
+
+/// A whole data set through a full sync, with writes from several clients before and during
+/// it and after it, compared key by key and by DEBUG DIGEST.
+fn full_sync_case(master_kind: ServerKind, replica_kind: ServerKind, diskless: bool) {
+    let mode = if diskless { "yes" } else { "no" };
+    let master = start(master_kind, &["--repl-diskless-sync", mode]);
+    populate(&mut master.raw(), 1);
+    let port = master.port();
+    let during = std::thread::spawn(move || mixed_writes(port, 2, 3, 150));
+    let replica = replica_of(replica_kind, &master, &[]);
+    during.join().expect("writers");
+    mixed_writes(port, 3, 2, 60);
+    wait_synced(&master, &replica);
+    let what = format!(
+        "{} replica of {} master (diskless {mode})",
+        replica_kind.name(),
+        master_kind.name()
+    );
+    assert_same_dataset(&master, &replica, &what);
+    // Digests cover the function libraries and every database.
+    assert_eq!(digest(&replica), digest(&master), "{what}: DEBUG DIGEST");
+    let mut m = master.raw();
+    assert!(int(&m.call(&["WAIT", "1", "5000"])) == 1, "{what}: WAIT");
+    let stats = info(&mut m, "stats");
+    assert_eq!(stats["sync_full"], "1", "{what}");
+}
+
+#[test]
+fn full_sync_tessera_master_redis_replica() {
+    full_sync_case(ServerKind::Tessera, ServerKind::Redis, true);
+    full_sync_case(ServerKind::Tessera, ServerKind::Redis, false);
+}
+
+#[test]
+fn full_sync_redis_master_tessera_replica() {
+    full_sync_case(ServerKind::Redis, ServerKind::Tessera, true);
+    full_sync_case(ServerKind::Redis, ServerKind::Tessera, false);
+}
+
+#[test]
+fn full_sync_tessera_master_tessera_replica() {
+    full_sync_case(ServerKind::Tessera, ServerKind::Tessera, true);
+    full_sync_case(ServerKind::Tessera, ServerKind::Tessera, false);
+}
+
+/// A replica of a replica gets the same stream: the same replication ID and offsets all along
+/// the chain, whatever server each link is.
+#[test]
+fn chained_replicas_share_ids_and_offsets() {
+    for kinds in [
+        [ServerKind::Redis, ServerKind::Tessera, ServerKind::Redis],
+        [ServerKind::Tessera, ServerKind::Redis, ServerKind::Tessera],
+        [
+            ServerKind::Tessera,
+            ServerKind::Tessera,
+            ServerKind::Tessera,
+        ],
+    ] {
+        let top = start(kinds[0], &[]);
+        populate(&mut top.raw(), 4);
+        let middle = replica_of(kinds[1], &top, &[]);
+        let bottom = replica_of(kinds[2], &middle, &[]);
+        mixed_writes(top.port(), 5, 2, 80);
+        wait_synced(&top, &middle);
+        wait_synced(&middle, &bottom);
+        let what = format!("{kinds:?}");
+        assert_same_dataset(&top, &bottom, &what);
+        let ids: Vec<String> = [&top, &middle, &bottom]
+            .iter()
+            .map(|s| field(&mut s.raw(), "replication", "master_replid"))
+            .collect();
+        assert!(ids.iter().all(|i| *i == ids[0]), "{what}: {ids:?}");
+    }
+}
+
+/// A link killed on the master's side resumes from the backlog: sync_partial_ok grows,
+/// sync_full does not, and what was written meanwhile arrives.
+#[test]
+fn partial_resync_after_the_link_drops() {
+    for (mk, rk) in [
+        (ServerKind::Tessera, ServerKind::Tessera),
+        (ServerKind::Tessera, ServerKind::Redis),
+        (ServerKind::Redis, ServerKind::Tessera),
+    ] {
+        let master = start(mk, &[]);
+        let replica = replica_of(rk, &master, &[]);
+        populate(&mut master.raw(), 6);
+        wait_synced(&master, &replica);
+        let mut m = master.raw();
+        for round in 0..3 {
+            assert_eq!(
+                m.call(&["CLIENT", "KILL", "TYPE", "replica"]),
+                Frame::Integer(1),
+                "{mk:?}->{rk:?} round {round}"
+            );
+            mixed_writes(master.port(), 10 + round, 2, 40);
+            wait_synced(&master, &replica);
+        }
+        let stats = info(&mut m, "stats");
+        assert_eq!(stats["sync_full"], "1", "{mk:?}->{rk:?}");
+        assert_eq!(stats["sync_partial_ok"], "3", "{mk:?}->{rk:?}");
+        assert_same_dataset(&master, &replica, &format!("{mk:?}->{rk:?}"));
+    }
+}
+
+/// A replica that asks for history the backlog no longer holds, or for an unknown ID, gets a
+/// full sync (counted as a failed partial one).
+#[test]
+fn psync_outside_the_backlog_is_a_full_resync() {
+    let master = start(ServerKind::Tessera, &["--repl-backlog-size", "16kb"]);
+    let replica = replica_of(ServerKind::Tessera, &master, &[]);
+    wait_synced(&master, &replica);
+    let mut r = replica.raw();
+    assert_eq!(r.call(&["REPLICAOF", "NO", "ONE"]), simple("OK"));
+    // More than the backlog holds, while the replica is away.
+    let mut m = master.raw();
+    let big = "x".repeat(1000);
+    for i in 0..100 {
+        assert_eq!(m.call(&["SET", &format!("big{i}"), &big]), simple("OK"));
+    }
+    let port = master.port().to_string();
+    assert_eq!(r.call(&["REPLICAOF", "127.0.0.1", &port]), simple("OK"));
+    wait_synced(&master, &replica);
+    let stats = info(&mut m, "stats");
+    assert_eq!(stats["sync_full"], "2");
+    assert_eq!(stats["sync_partial_err"], "1");
+    assert_eq!(digest(&replica), digest(&master));
+
+    // A made-up ID, by hand.
+    let mut c = master.raw();
+    c.send(&["PSYNC", "0123456789012345678901234567890123456789", "1"]);
+    let Frame::Simple(line) = c.read_frame() else {
+        panic!("PSYNC reply")
+    };
+    assert!(
+        String::from_utf8_lossy(&line).starts_with("FULLRESYNC "),
+        "{line:?}"
+    );
+}
+
+/// REPLICAOF NO ONE on a replica in the middle of a chain: its own replica continues with a
+/// partial resync under the new ID (replid2 is the old one), and the old master, pointed at the
+/// new one, continues partially too.
+#[test]
+fn promotion_keeps_partial_resync_for_the_others() {
+    let kinds = [
+        ServerKind::Tessera,
+        ServerKind::Tessera,
+        ServerKind::Tessera,
+    ];
+    let old = start(kinds[0], &[]);
+    let promoted = replica_of(kinds[1], &old, &[]);
+    let other = replica_of(kinds[2], &promoted, &[]);
+    populate(&mut old.raw(), 7);
+    wait_synced(&old, &promoted);
+    wait_synced(&promoted, &other);
+    let old_id = field(&mut old.raw(), "replication", "master_replid");
+
+    let mut p = promoted.raw();
+    assert_eq!(p.call(&["REPLICAOF", "NO", "ONE"]), simple("OK"));
+    let pinfo = info(&mut p, "replication");
+    assert_eq!(pinfo["role"], "master");
+    assert_eq!(pinfo["master_replid2"], old_id);
+    assert_ne!(pinfo["master_replid"], old_id);
+    assert_eq!(p.call(&["SET", "after-promotion", "1"]), simple("OK"));
+    wait_synced(&promoted, &other);
+    assert_eq!(other.raw().call(&["GET", "after-promotion"]), bulk("1"));
+
+    // The old master follows the new one and continues where it was.
+    let port = promoted.port().to_string();
+    assert_eq!(
+        old.raw().call(&["REPLICAOF", "127.0.0.1", &port]),
+        simple("OK")
+    );
+    wait_synced(&promoted, &old);
+    assert_eq!(old.raw().call(&["GET", "after-promotion"]), bulk("1"));
+    // (Its one full sync is the one it served `other` as a replica.)
+    let stats = info(&mut p, "stats");
+    assert_eq!(stats["sync_full"], "1", "{stats:?}");
+    assert_eq!(stats["sync_partial_ok"], "2", "{stats:?}");
+    assert_eq!(digest(&old), digest(&other));
+}
+
+#[test]
+fn wait_counts_real_acknowledgments() {
+    let master = start(ServerKind::target(), &[]);
+    let mut m = master.raw();
+    assert_eq!(m.call(&["SET", "k", "v"]), simple("OK"));
+    assert_eq!(m.call(&["WAIT", "0", "0"]), Frame::Integer(0));
+    let began = Instant::now();
+    assert_eq!(m.call(&["WAIT", "1", "300"]), Frame::Integer(0));
+    assert!(
+        began.elapsed() >= Duration::from_millis(250),
+        "WAIT returned early"
+    );
+    let r1 = replica_of(ServerKind::target(), &master, &[]);
+    let r2 = replica_of(ServerKind::target(), &master, &[]);
+    wait_synced(&master, &r1);
+    wait_synced(&master, &r2);
+    assert_eq!(m.call(&["INCR", "n"]), Frame::Integer(1));
+    assert_eq!(m.call(&["WAIT", "2", "10000"]), Frame::Integer(2));
+    assert_eq!(m.call(&["WAIT", "3", "200"]), Frame::Integer(2));
+    // A pipeline: the replies before WAIT come first, the one after it last.
+    let replies = m.pipeline(&[
+        vec!["SET", "a", "1"],
+        vec!["WAIT", "2", "10000"],
+        vec!["GET", "a"],
+    ]);
+    assert_eq!(replies, vec![simple("OK"), Frame::Integer(2), bulk("1")]);
+    assert_eq!(
+        m.call(&["WAIT", "1", "-1"]),
+        error("ERR timeout is negative")
+    );
+    let mut r = r1.raw();
+    assert_eq!(
+        r.call(&["WAIT", "1", "10"]),
+        error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.")
+    );
+}
+
+#[test]
+fn min_replicas_to_write_refuses_writes_without_good_replicas() {
+    let master = start(
+        ServerKind::target(),
+        &[
+            "--min-replicas-to-write",
+            "1",
+            "--min-replicas-max-lag",
+            "10",
+        ],
+    );
+    let mut m = master.raw();
+    assert_eq!(
+        m.call(&["SET", "k", "v"]),
+        error("NOREPLICAS Not enough good replicas to write.")
+    );
+    assert_eq!(m.call(&["GET", "k"]), Frame::NullBulk);
+    m.call(&["MULTI"]);
+    assert_eq!(
+        m.call(&["SET", "k", "v"]),
+        error("NOREPLICAS Not enough good replicas to write.")
+    );
+    assert_eq!(
+        m.call(&["EXEC"]),
+        error("EXECABORT Transaction discarded because of previous errors.")
+    );
+    // A script declared as writing is refused before it runs.
+    assert_eq!(
+        m.call(&["EVAL", "#!lua\nreturn 1", "0"]),
+        error("NOREPLICAS Not enough good replicas to write.")
+    );
+    assert_eq!(
+        m.call(&["EVAL", "#!lua flags=no-writes\nreturn 1", "0"]),
+        Frame::Integer(1)
+    );
+    let replica = replica_of(ServerKind::target(), &master, &[]);
+    wait_synced(&master, &replica);
+    assert!(wait_until(SYNC_TIMEOUT, || m.call(&["SET", "k", "v"]) == simple("OK")));
+    assert_eq!(field(&mut m, "replication", "min_slaves_good_slaves"), "1");
+}
+
+/// Replicas refuse writes, keep serving reads, and hide keys past their TTL until the master's
+/// DEL arrives.
+#[test]
+fn replicas_are_read_only_and_expire_by_the_master() {
+    for (mk, rk) in [
+        (ServerKind::Tessera, ServerKind::Tessera),
+        (ServerKind::Redis, ServerKind::Tessera),
+    ] {
+        let master = start(mk, &[]);
+        let replica = replica_of(rk, &master, &[]);
+        let mut m = master.raw();
+        assert_eq!(m.call(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), simple("OK"));
+        assert_eq!(m.call(&["SET", "short", "v", "PX", "200"]), simple("OK"));
+        assert_eq!(m.call(&["SET", "long", "v"]), simple("OK"));
+        wait_synced(&master, &replica);
+        let mut r = replica.raw();
+        assert_eq!(
+            r.call(&["SET", "x", "1"]),
+            error("READONLY You can't write against a read only replica.")
+        );
+        r.call(&["MULTI"]);
+        assert_eq!(
+            r.call(&["SET", "x", "1"]),
+            error("READONLY You can't write against a read only replica.")
+        );
+        assert_eq!(
+            r.call(&["EXEC"]),
+            error("EXECABORT Transaction discarded because of previous errors.")
+        );
+        assert_eq!(
+            r.call(&["EVAL", "return redis.call('SET', 'x', '1')", "0"]),
+            error("READONLY You can't write against a read only replica. script: 8d2da2533bbf4d10590876b5c755f716f5ffa077, on @user_script:1.")
+        );
+        assert_eq!(
+            r.call(&["EVAL", "#!lua\nreturn redis.call('SET', 'x', '1')", "0"]),
+            error("READONLY You can't write against a read only replica.")
+        );
+        std::thread::sleep(Duration::from_millis(300));
+        // Logically expired: hidden, but still there until the master deletes it.
+        assert_eq!(r.call(&["GET", "short"]), Frame::NullBulk, "{mk:?}->{rk:?}");
+        assert_eq!(r.call(&["DBSIZE"]), Frame::Integer(2), "{mk:?}->{rk:?}");
+        assert_eq!(r.call(&["GET", "long"]), bulk("v"));
+        // The master's lookup deletes it and propagates the DEL.
+        assert_eq!(m.call(&["GET", "short"]), Frame::NullBulk);
+        wait_synced(&master, &replica);
+        assert_eq!(r.call(&["DBSIZE"]), Frame::Integer(1), "{mk:?}->{rk:?}");
+        // replica-read-only no: local writes are allowed (and not propagated).
+        assert_eq!(
+            r.call(&["CONFIG", "SET", "replica-read-only", "no"]),
+            simple("OK")
+        );
+        assert_eq!(r.call(&["SET", "local", "1"]), simple("OK"));
+    }
+}
+
+#[test]
+fn role_and_info_replication_as_redis_shows_them() {
+    let master = start(ServerKind::target(), &[]);
+    let replica = replica_of(ServerKind::target(), &master, &[]);
+    let mut m = master.raw();
+    assert_eq!(m.call(&["SET", "k", "v"]), simple("OK"));
+    wait_synced(&master, &replica);
+    let offset = field(&mut m, "replication", "master_repl_offset");
+    let rport = replica.port().to_string();
+    // (The master learns the replica's offset from its once-a-second ACK.)
+    assert!(wait_until(SYNC_TIMEOUT, || {
+        format!("{:?}", m.call(&["ROLE"])).contains(&format!("{:?}", bulk(&offset)))
+    }));
+    let Frame::Array(role) = m.call(&["ROLE"]) else {
+        panic!("ROLE")
+    };
+    assert_eq!(role[0], bulk("master"));
+    assert_eq!(role[1], Frame::Integer(offset.parse().unwrap()));
+    assert_eq!(
+        role[2],
+        Frame::Array(vec![Frame::Array(vec![
+            bulk("127.0.0.1"),
+            bulk(&rport),
+            bulk(&offset)
+        ])])
+    );
+    let Frame::Array(role) = replica.raw().call(&["ROLE"]) else {
+        panic!("ROLE")
+    };
+    assert_eq!(
+        role,
+        vec![
+            bulk("slave"),
+            bulk("127.0.0.1"),
+            Frame::Integer(i64::from(master.port())),
+            bulk("connected"),
+            Frame::Integer(offset.parse().unwrap())
+        ]
+    );
+    let mi = info(&mut m, "replication");
+    assert_eq!(mi["connected_slaves"], "1");
+    let slave0 = &mi["slave0"];
+    let (head, lag) = slave0.rsplit_once(",lag=").expect("lag");
+    assert_eq!(
+        head,
+        format!("ip=127.0.0.1,port={rport},state=online,offset={offset}")
+    );
+    assert!(lag.parse::<u32>().is_ok(), "{slave0}");
+    assert_eq!(mi["repl_backlog_active"], "1");
+    assert_eq!(mi["repl_backlog_first_byte_offset"], "1");
+    assert_eq!(mi["repl_backlog_histlen"], offset);
+    let ri = info(&mut replica.raw(), "replication");
+    for name in [
+        "role",
+        "master_host",
+        "master_port",
+        "master_link_status",
+        "master_last_io_seconds_ago",
+        "master_sync_in_progress",
+        "slave_read_repl_offset",
+        "slave_repl_offset",
+        "slave_priority",
+        "slave_read_only",
+        "replica_announced",
+        "connected_slaves",
+        "master_failover_state",
+        "master_replid",
+        "master_replid2",
+        "master_repl_offset",
+        "second_repl_offset",
+        "repl_backlog_active",
+        "repl_backlog_size",
+        "repl_backlog_first_byte_offset",
+        "repl_backlog_histlen",
+    ] {
+        assert!(ri.contains_key(name), "replica INFO lacks {name}: {ri:?}");
+    }
+    assert_eq!(ri["role"], "slave");
+    assert_eq!(ri["master_link_status"], "up");
+    assert_eq!(ri["master_replid"], mi["master_replid"]);
+    // The replica connection as CLIENT LIST shows it, and CLIENT KILL TYPE.
+    let list = text(&m.call(&["CLIENT", "LIST", "TYPE", "replica"]));
+    assert_eq!(list.lines().count(), 1, "{list}");
+    assert!(list.contains(" flags=S "), "{list}");
+    assert!(list.contains(" cmd=replconf "), "{list}");
+    let hello = replica.raw().call(&["HELLO", "3"]);
+    let hello = common::fmt_frame(&hello);
+    assert!(hello.contains("\"replica\""), "{hello}");
+}
+
+#[test]
+fn replicaof_arguments_and_errors() {
+    let s = start(ServerKind::target(), &[]);
+    let mut c = s.raw();
+    assert_eq!(
+        c.call(&["REPLICAOF", "127.0.0.1", "70000"]),
+        error("ERR Invalid master port")
+    );
+    assert_eq!(
+        c.call(&["REPLICAOF", "127.0.0.1", "x"]),
+        error("ERR Invalid master port")
+    );
+    assert_eq!(c.call(&["REPLICAOF", "NO", "ONE"]), simple("OK"));
+    assert_eq!(
+        c.call(&["REPLCONF", "listening-port"]),
+        error("ERR syntax error")
+    );
+    assert_eq!(
+        c.call(&["REPLCONF", "bogus", "1"]),
+        error("ERR Unrecognized REPLCONF option: bogus")
+    );
+    assert_eq!(
+        c.call(&["REPLCONF", "listening-port", "1234", "capa", "eof"]),
+        simple("OK")
+    );
+    // A master nobody listens on: the link stays down and says so.
+    let dead = common::free_port().to_string();
+    assert_eq!(c.call(&["REPLICAOF", "127.0.0.1", &dead]), simple("OK"));
+    assert_eq!(
+        c.call(&["REPLICAOF", "127.0.0.1", &dead]),
+        simple("OK Already connected to specified master")
+    );
+    let ri = info(&mut c, "replication");
+    assert_eq!(ri["role"], "slave");
+    assert_eq!(ri["master_link_status"], "down");
+    assert_eq!(
+        c.call(&["CONFIG", "GET", "replicaof"]),
+        common::bulks(&["replicaof", &format!("127.0.0.1 {dead}")])
+    );
+    // replica-serve-stale-data no: MASTERDOWN for what needs fresh data.
+    assert_eq!(
+        c.call(&["CONFIG", "SET", "replica-serve-stale-data", "no"]),
+        simple("OK")
+    );
+    assert_eq!(
+        c.call(&["GET", "k"]),
+        error("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.")
+    );
+    assert_eq!(
+        c.call(&["PING"]),
+        error("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.")
+    );
+    assert_eq!(c.call(&["ECHO", "stale"]), bulk("stale"));
+    let Frame::Array(role) = c.call(&["ROLE"]) else {
+        panic!("ROLE")
+    };
+    assert_eq!(role[4], Frame::Integer(-1));
+    assert_eq!(c.call(&["REPLICAOF", "NO", "ONE"]), simple("OK"));
+    assert_eq!(c.call(&["GET", "k"]), Frame::NullBulk);
+    assert_eq!(field(&mut c, "replication", "role"), "master");
+}
+
+/// Tessera's semi-synchronous mode: a write's reply waits until a replica has it; reads and
+/// other clients are not held.
+#[test]
+fn semi_sync_holds_write_replies_until_a_replica_acknowledges() {
+    if common::target_is_redis() {
+        return; // Tessera's own directive.
+    }
+    let master = start(ServerKind::Tessera, &[]);
+    let mut admin = master.raw();
+    assert_eq!(
+        admin.call(&["CONFIG", "SET", "repl-semi-sync-replicas", "1"]),
+        simple("OK")
+    );
+    let mut writer = master.raw();
+    writer.send(&["SET", "held", "1"]);
+    writer.set_timeout(Duration::from_millis(500));
+    assert!(
+        writer.try_read_frame().is_err(),
+        "the reply came with no replica"
+    );
+    // Another client is not held.
+    assert_eq!(admin.call(&["GET", "held"]), bulk("1"));
+    let replica = replica_of(ServerKind::Tessera, &master, &[]);
+    writer.set_timeout(SYNC_TIMEOUT);
+    assert_eq!(writer.read_frame(), simple("OK"));
+    wait_synced(&master, &replica);
+    assert_eq!(writer.call(&["INCR", "n"]), Frame::Integer(1));
+    assert_eq!(replica.raw().call(&["GET", "n"]), bulk("1"));
+    // With a timeout the reply is released anyway.
+    drop(replica);
+    admin.call(&["CONFIG", "SET", "repl-semi-sync-timeout", "200"]);
+    assert!(wait_until(SYNC_TIMEOUT, || field(
+        &mut admin,
+        "replication",
+        "connected_slaves"
+    ) == "0"));
+    assert_eq!(writer.call(&["SET", "released", "1"]), simple("OK"));
+}
+
+/// A replica whose output buffer passes the replica class's hard limit is disconnected, and
+/// comes back with a (full) resync.
+#[test]
+fn a_replica_over_its_output_limit_is_dropped_and_resyncs() {
+    let master = start(
+        ServerKind::target(),
+        &["--client-output-buffer-limit", "replica", "256kb", "0", "0"],
+    );
+    let replica = replica_of(ServerKind::target(), &master, &[]);
+    wait_synced(&master, &replica);
+    // The replica stops reading: its process is stopped while the master writes.
+    let pid = replica.pid().to_string();
+    let signal = |sig: &str| {
+        let ok = std::process::Command::new("kill")
+            .args([sig, pid.as_str()])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "kill {sig}");
+    };
+    signal("-STOP");
+    let mut m = master.raw();
+    let big = "y".repeat(64 * 1024);
+    for i in 0..80 {
+        assert_eq!(m.call(&["SET", &format!("b{i}"), &big]), simple("OK"));
+    }
+    let dropped = wait_until(SYNC_TIMEOUT, || {
+        field(&mut m, "replication", "connected_slaves") == "0"
+    });
+    signal("-CONT");
+    assert!(dropped, "the replica over its limit was not dropped");
+    wait_synced(&master, &replica);
+    assert_eq!(digest(&replica), digest(&master));
+}
+
+// ---------------------------------------------------------------- bad masters
+
+/// A fake master: answers the handshake, then plays `script` for PSYNC.
+fn fake_master(script: Vec<u8>, stop: Arc<AtomicBool>) -> (u16, std::thread::JoinHandle<usize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    listener.set_nonblocking(true).expect("nonblocking");
+    let handle = std::thread::spawn(move || {
+        let mut sessions = 0;
+        while !stop.load(Ordering::Relaxed) {
+            let Ok((mut sock, _)) = listener.accept() else {
+                std::thread::sleep(Duration::from_millis(20));
+                continue;
+            };
+            sessions += 1;
+            sock.set_nonblocking(false).ok();
+            sock.set_read_timeout(Some(Duration::from_secs(5))).ok();
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 4096];
+            // Answers PING with PONG, REPLCONF with OK, and PSYNC with the script.
+            let mut answered = 0;
+            'session: while let Ok(n) = sock.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                buf.extend_from_slice(&chunk[..n]);
+                let names = command_names(&buf);
+                while answered < names.len() {
+                    let name = names[answered].to_ascii_uppercase();
+                    let reply: &[u8] = match name.as_str() {
+                        "PING" => b"+PONG\r\n",
+                        "PSYNC" | "SYNC" => &script,
+                        _ => b"+OK\r\n",
+                    };
+                    answered += 1;
+                    if sock.write_all(reply).is_err() || name.ends_with("SYNC") {
+                        break 'session;
+                    }
+                }
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        sessions
+    });
+    (port, handle)
+}
+
+/// The names of the complete commands in `buf` (arrays of bulk strings).
+fn command_names(buf: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(buf);
+    let lines: Vec<&str> = text.split("\r\n").collect();
+    let mut names = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if let Some(n) = lines[i]
+            .strip_prefix('*')
+            .and_then(|n| n.parse::<usize>().ok())
+        {
+            if i + 2 * n < lines.len() {
+                names.push(lines[i + 2].to_string());
+                i += 2 * n + 1;
+                continue;
+            }
+            break;
+        }
+        i += 1;
+    }
+    names
+}
+
+#[test]
+fn a_master_that_sends_garbage_or_a_torn_snapshot_never_breaks_the_replica() {
+    if common::target_is_redis() {
+        return;
+    }
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("garbage reply", b"+WHATEVER\r\n".to_vec()),
+        (
+            "bad bulk header",
+            b"+FULLRESYNC 0123456789012345678901234567890123456789 0\r\nnot a bulk\r\n".to_vec(),
+        ),
+        (
+            "torn snapshot",
+            b"+FULLRESYNC 0123456789012345678901234567890123456789 0\r\n$100000\r\nREDIS0010"
+                .to_vec(),
+        ),
+        ("corrupt snapshot", {
+            let mut v =
+                b"+FULLRESYNC 0123456789012345678901234567890123456789 0\r\n$20\r\n".to_vec();
+            v.extend_from_slice(b"REDIS0010\xfa\x05hello\xff\x00\x01");
+            v
+        }),
+        (
+            "huge claimed length",
+            b"+FULLRESYNC 0123456789012345678901234567890123456789 0\r\n$999999999999\r\nREDIS"
+                .to_vec(),
+        ),
+    ];
+    for (what, script) in cases {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (port, handle) = fake_master(script, stop.clone());
+        let mut replica = start(ServerKind::Tessera, &[]);
+        let mut c = replica.raw();
+        assert_eq!(c.call(&["SET", "mine", "1"]), simple("OK"));
+        assert_eq!(
+            c.call(&["REPLICAOF", "127.0.0.1", &port.to_string()]),
+            simple("OK")
+        );
+        // It retries (a new session each second) and never serves a half-loaded set as up.
+        std::thread::sleep(Duration::from_millis(2500));
+        let ri = info(&mut c, "replication");
+        assert_eq!(ri["master_link_status"], "down", "{what}");
+        replica.assert_healthy();
+        assert_eq!(c.call(&["PING"]), simple("PONG"), "{what}");
+        assert_eq!(c.call(&["REPLICAOF", "NO", "ONE"]), simple("OK"));
+        stop.store(true, Ordering::Relaxed);
+        let sessions = handle.join().expect("fake master");
+        assert!(
+            sessions >= 2,
+            "{what}: the replica did not retry ({sessions})"
+        );
+    }
+}
+
+/// SYNC (the pre-PSYNC protocol) still works: the snapshot as a bulk, then the stream.
+#[test]
+fn legacy_sync_gets_a_snapshot_then_the_stream() {
+    let master = start(ServerKind::target(), &["--repl-diskless-sync", "no"]);
+    let mut m = master.raw();
+    assert_eq!(m.call(&["SET", "a", "1"]), simple("OK"));
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", master.port())).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(30))).ok();
+    s.write_all(b"SYNC\r\n").expect("write");
+    let mut got = Vec::new();
+    let mut chunk = [0u8; 65536];
+    let deadline = Instant::now() + SYNC_TIMEOUT;
+    // The bulk header, then the RDB (REDIS...).
+    while !(got.windows(5).any(|w| w == b"REDIS") && got.contains(&b'$')) {
+        assert!(Instant::now() < deadline, "no snapshot");
+        let n = s.read(&mut chunk).expect("read");
+        assert!(n > 0, "closed");
+        got.extend_from_slice(&chunk[..n]);
+    }
+    assert_eq!(m.call(&["SET", "after", "2"]), simple("OK"));
+    while !got.windows(5).any(|w| w == b"after") {
+        assert!(Instant::now() < deadline, "no stream after the snapshot");
+        let n = s.read(&mut chunk).expect("read");
+        assert!(n > 0, "closed");
+        got.extend_from_slice(&chunk[..n]);
+    }
+}
