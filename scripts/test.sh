@@ -9,17 +9,20 @@ cd "$(dirname "$0")/.."
 
 if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-check-aof >/dev/null 2>&1 \
     || ! command -v redis-check-rdb >/dev/null 2>&1 || ! command -v mkfs.ext4 >/dev/null 2>&1 \
-    || ! command -v openssl >/dev/null 2>&1; then
-    echo "installing redis-server, redis-tools, e2fsprogs and openssl with apt-get (the reference server, its file checkers, mkfs.ext4, certificates for the TLS tests)"
+    || ! command -v openssl >/dev/null 2>&1 || ! command -v redis-sentinel >/dev/null 2>&1; then
+    echo "installing redis-server, redis-tools, redis-sentinel, e2fsprogs and openssl with apt-get (the reference server, its file checkers, Sentinel for the failover tests, mkfs.ext4, certificates for the TLS tests)"
     if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
-    if ! { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq redis-server redis-tools e2fsprogs openssl >/dev/null; }; then
-        echo "ERROR: could not install redis-server/redis-tools/e2fsprogs/openssl. Install them (apt-get install -y redis-server redis-tools e2fsprogs openssl) and re-run." >&2
+    if ! { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq redis-server redis-tools redis-sentinel e2fsprogs openssl >/dev/null; }; then
+        echo "ERROR: could not install redis-server/redis-tools/redis-sentinel/e2fsprogs/openssl. Install them (apt-get install -y redis-server redis-tools redis-sentinel e2fsprogs openssl) and re-run." >&2
         exit 1
     fi
 fi
 # Debian starts a redis-server service on install; the tests start their own
 # on free ports, so the service is harmless, but stop it to free port 6379.
-if command -v systemctl >/dev/null 2>&1; then systemctl stop redis-server >/dev/null 2>&1 || true; fi
+if command -v systemctl >/dev/null 2>&1; then
+    systemctl stop redis-server >/dev/null 2>&1 || true
+    systemctl stop redis-sentinel >/dev/null 2>&1 || true
+fi
 redis-server --version
 
 # Real job-queue frameworks for tests/frameworks.rs: BullMQ (Node.js, pinned by

@@ -173,3 +173,10 @@ fn psync(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn sync(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     master::psync(ctx.srv, ctx.client, None).map_err(CmdError::msg)
 }
+
+/// REPLCONF GETACK in a master's stream: the replica's link answers it
+/// with its offset before the command counts (as Redis's ACK leaves it
+/// out).
+pub fn is_getack(args: &[&[u8]]) -> bool {
+    args.len() >= 2 && eq_ic(args[0], "replconf") && eq_ic(args[1], "getack")
+}

@@ -12,11 +12,9 @@
 //!
 //! Values Tessera cannot honour yet are refused, at start-up and by CONFIG
 //! SET, with a clear message instead of being silently ignored:
-//! `daemonize yes`, `appendonly yes`, `cluster-enabled yes`, `replicaof`
-//! (other than `no one`), `activedefrag yes`, and the
-//! `user`, `loadmodule`, `sentinel` and module-config directives.
-//! `save` is stored and reported but nothing acts on it until persistence
-//! exists. `rename-command` lines are collected for the command table to
+//! `daemonize yes`, `cluster-enabled yes`, `activedefrag yes`, and the
+//! `loadmodule`, `sentinel` and module-config directives.
+//! `rename-command` lines are collected for the command table to
 //! apply ([`Config::renamed_commands`]).
 
 mod load;

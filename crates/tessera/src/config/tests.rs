@@ -458,14 +458,6 @@ fn unsupported_values_are_refused_at_startup() {
             "cluster-enabled yes\n",
             "cluster-enabled yes (cluster mode) is not supported by Tessera yet",
         ),
-        (
-            "replicaof 127.0.0.1 6380\n",
-            "replicaof is not supported by Tessera yet (replication)",
-        ),
-        (
-            "slaveof 127.0.0.1 6380\n",
-            "replicaof is not supported by Tessera yet (replication)",
-        ),
         ("loadmodule /x.so\n", "Modules are not supported by Tessera"),
     ] {
         let err = load_file(content, &[]).err().unwrap_or_default();
@@ -474,7 +466,7 @@ fn unsupported_values_are_refused_at_startup() {
     }
     // The harmless forms are accepted.
     let c = load_file(
-        "daemonize no\nappendonly no\nreplicaof no one\ntls-port 0\n",
+        "daemonize no\nappendonly no\nreplicaof no one\nslaveof 127.0.0.1 6380\ntls-port 0\n",
         &[],
     )
     .expect("valid");

@@ -43,7 +43,9 @@ pub struct Client {
     /// WAIT, set by its handler: the task waits for this many replicas to
     /// acknowledge this offset (until the deadline), then replies.
     pub wait_acks: Option<(u64, usize, Option<std::time::Instant>)>,
-    /// The last effects unit a semi-synchronous reply waited for.
+    /// The last effects unit of this client that changed data (what a
+    /// semi-synchronous reply waits for), and the last one waited for.
+    pub semi_sync_unit: u64,
     pub semi_synced: AtomicU64,
     /// The highest effects unit this client's commands produced that its
     /// replies must wait to see on disk (`appendfsync always`); 0: none.
@@ -170,6 +172,7 @@ impl Client {
             from_master: false,
             replica_hello: None,
             wait_acks: None,
+            semi_sync_unit: 0,
             semi_synced: AtomicU64::new(0),
             worker,
             monitoring: false,

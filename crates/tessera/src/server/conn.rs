@@ -130,15 +130,11 @@ async fn run<S: ClientSocket>(
         }
         if let Some((offset, wanted, deadline)) = client.wait_acks.take() {
             // WAIT: the replies before it are out; its own follows.
-            let acked = super::replication::master::wait_for_acks(
-                srv,
-                &client.info,
-                offset,
-                wanted,
-                deadline,
-            )
-            .await;
-            out.int(acked as i64);
+            use super::replication::master::{wait_command, WaitEnd};
+            match wait_command(srv, &client.info, offset, wanted, deadline).await {
+                WaitEnd::Acked(n) => out.int(n as i64),
+                WaitEnd::Unblocked => out.error(b"UNBLOCKED client unblocked via CLIENT UNBLOCK"),
+            }
             continue;
         }
 
@@ -436,11 +432,11 @@ async fn flush<S: ClientSocket>(
     // replicas have it; the wait is a future, as above.
     let semi_sync = srv.config.repl_semi_sync_replicas();
     if semi_sync > 0
-        && client.awaits_durable > client.semi_synced.load(Relaxed)
+        && client.semi_sync_unit > client.semi_synced.load(Relaxed)
         && !srv.repl.is_replica()
         && !client.syncing
     {
-        let unit = client.awaits_durable;
+        let unit = client.semi_sync_unit;
         let offset = super::replication::master::offset_after_unit(srv, unit);
         let timeout_ms = srv.config.repl_semi_sync_timeout();
         let deadline =

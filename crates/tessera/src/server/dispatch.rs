@@ -128,6 +128,14 @@ fn execute_command(
     // on to the transaction, and CLIENT subcommands leave it, as in Redis.)
     let caching_cmd = container.unwrap_or(cmd).has(flags::KEEPS_CACHING);
     client.tracking.caching_armed = client.tracking.caching.is_some() && !caching_cmd;
+    // Semi-synchronous replies wait only for commands that changed data
+    // (not a PUBLISH, not an admin command in a transaction).
+    let semi_sync = srv.config.repl_semi_sync_replicas() > 0;
+    let dirty_before = if semi_sync {
+        crate::keyspace::effects::dirty()
+    } else {
+        0
+    };
     call(srv, client, out, id, cmd, args, now_ms);
     if !caching_cmd {
         client.tracking.caching = None;
@@ -153,6 +161,9 @@ fn execute_command(
                 .journal
                 .publish_pending(!cmd.has(flags::TOUCHES_ARBITRARY_KEYS));
             client.awaits_durable = client.awaits_durable.max(unit);
+            if semi_sync && unit > 0 && crate::keyspace::effects::dirty() != dirty_before {
+                client.semi_sync_unit = client.semi_sync_unit.max(unit);
+            }
         }
         deliver_events(srv, client, out, mark);
         signal_ready_keys(srv, Some(client));

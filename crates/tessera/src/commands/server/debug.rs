@@ -205,6 +205,16 @@ pub(super) fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             std::thread::sleep(std::time::Duration::from_secs_f64(secs.min(3600.0)));
         }
         ctx.out.ok();
+    } else if eq_ic(sub, "change-repl-id") && args.len() == 2 {
+        // A new history with no previous one: replicas can no longer
+        // continue partially.
+        let mut st = ctx.srv.repl.stream.lock();
+        st.shift_replid();
+        st.replid2 = crate::server::replication::NO_REPLID.to_string();
+        st.second_offset = -1;
+        crate::util::log::notice("Changing replication IDs after receiving DEBUG change-repl-id");
+        drop(st);
+        ctx.out.ok();
     } else if eq_ic(sub, "set-active-expire") && args.len() == 3 {
         // As Redis (atoi): the integer the argument starts with, else 0.
         ctx.srv
@@ -291,6 +301,9 @@ pub(super) fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             ctx,
             "DEBUG",
             &[
+                "CHANGE-REPL-ID",
+                "    Change the replication IDs of the instance.",
+                "    Dangerous: should be used only for testing the replication subsystem.",
                 "DIGEST",
                 "    Output a hex signature representing the current DB content.",
                 "DIGEST-VALUE <key> [<key> ...]",

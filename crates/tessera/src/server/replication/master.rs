@@ -460,6 +460,48 @@ pub fn offset_after_unit(srv: &ServerState, unit: u64) -> u64 {
     }
 }
 
+/// How a WAIT ended.
+pub enum WaitEnd {
+    /// The count acknowledged (enough, the timeout, CLIENT UNBLOCK ...
+    /// TIMEOUT).
+    Acked(usize),
+    /// CLIENT UNBLOCK ... ERROR.
+    Unblocked,
+}
+
+/// WAIT: blocks the client (it counts in blocked_clients and CLIENT
+/// UNBLOCK reaches it) until `wanted` replicas acknowledged `offset` or
+/// the deadline passes.
+pub async fn wait_command(
+    srv: &ServerState,
+    info: &crate::server::client::ClientInfo,
+    offset: u64,
+    wanted: usize,
+    deadline: Option<Instant>,
+) -> WaitEnd {
+    use crate::server::blocking::{Waiter, Wake};
+    let waiter = Waiter::new(info.id);
+    srv.blocking.register(0, &[], &waiter);
+    info.blocked.store(true, Relaxed);
+    let end = loop {
+        let unblocked = waiter.notify.notified();
+        tokio::pin!(unblocked);
+        unblocked.as_mut().enable();
+        match waiter.take_reason() {
+            Wake::UnblockError => break WaitEnd::Unblocked,
+            Wake::UnblockTimeout => break WaitEnd::Acked(srv.repl.acked(offset)),
+            _ => {}
+        }
+        tokio::select! {
+            n = wait_for_acks(srv, info, offset, wanted, deadline) => break WaitEnd::Acked(n),
+            _ = unblocked => {}
+        }
+    };
+    info.blocked.store(false, Relaxed);
+    srv.blocking.unregister(0, &[], &waiter);
+    end
+}
+
 /// Waits until `wanted` replicas acknowledged `offset` or the deadline
 /// passes (or the client is killed); the count acknowledged.
 pub async fn wait_for_acks(

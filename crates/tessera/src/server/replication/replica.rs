@@ -483,9 +483,7 @@ fn stream(
             if let Some(l) = srv.repl.link.lock().as_mut() {
                 l.read_offset += consumed as u64;
             }
-            let getack = args.len() >= 2
-                && args[0].eq_ignore_ascii_case(b"replconf")
-                && args[1].eq_ignore_ascii_case(b"getack");
+            let getack = crate::commands::replication::is_getack(&args);
             if getack {
                 let offset = srv.repl.stream.lock().offset.to_string();
                 let mut ack = Vec::new();
