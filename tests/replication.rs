@@ -818,3 +818,167 @@ fn legacy_sync_gets_a_snapshot_then_the_stream() {
         got.extend_from_slice(&chunk[..n]);
     }
 }
+
+// ---------------------------------------------------------------- FAILOVER
+
+#[test]
+fn failover_arguments_and_errors() {
+    let s = start(ServerKind::target(), &[]);
+    let mut c = s.raw();
+    for (args, want) in [
+        (
+            vec!["FAILOVER"],
+            "ERR FAILOVER requires connected replicas.",
+        ),
+        (vec!["FAILOVER", "ABORT"], "ERR No failover in progress."),
+        (vec!["FAILOVER", "TO"], "ERR syntax error"),
+        (vec!["FAILOVER", "TO", "h"], "ERR syntax error"),
+        (
+            vec!["FAILOVER", "TO", "h", "x"],
+            "ERR value is not an integer or out of range",
+        ),
+        (
+            vec!["FAILOVER", "TIMEOUT", "0"],
+            "ERR FAILOVER timeout must be greater than 0",
+        ),
+        (
+            vec!["FAILOVER", "TIMEOUT", "x"],
+            "ERR value is not an integer or out of range",
+        ),
+        (
+            vec!["FAILOVER", "FORCE"],
+            "ERR FAILOVER requires connected replicas.",
+        ),
+        (
+            vec!["FAILOVER", "ABORT", "TIMEOUT", "5"],
+            "ERR syntax error",
+        ),
+        (vec!["FAILOVER", "ABORT", "ABORT"], "ERR syntax error"),
+    ] {
+        assert_eq!(c.call(&args), error(want), "{args:?}");
+    }
+    let replica = replica_of(ServerKind::target(), &s, &[]);
+    wait_synced(&s, &replica);
+    assert_eq!(
+        c.call(&["FAILOVER", "FORCE"]),
+        error("ERR FAILOVER with force option requires both a timeout and target HOST and IP.")
+    );
+    assert_eq!(
+        c.call(&["FAILOVER", "TO", "127.0.0.1", "1"]),
+        error("ERR FAILOVER target HOST and PORT is not a replica.")
+    );
+    assert_eq!(
+        replica.raw().call(&["FAILOVER"]),
+        error("ERR FAILOVER is not valid when server is a replica.")
+    );
+}
+
+/// FAILOVER hands the master role to a replica with nothing lost: the old master ends as a
+/// replica of the new one, through a partial resync, in every pairing with redis-server.
+#[test]
+fn failover_switches_roles_without_a_full_resync() {
+    for (mk, rk, to) in [
+        (ServerKind::Tessera, ServerKind::Tessera, false),
+        (ServerKind::Tessera, ServerKind::Redis, true),
+        (ServerKind::Redis, ServerKind::Tessera, true),
+    ] {
+        let what = format!("{mk:?} master, {rk:?} replica");
+        let master = start(mk, &[]);
+        let replica = replica_of(rk, &master, &[]);
+        populate(&mut master.raw(), 20);
+        wait_synced(&master, &replica);
+        let mut m = master.raw();
+        let reply = if to {
+            let port = replica.port().to_string();
+            m.call(&["FAILOVER", "TO", "127.0.0.1", &port, "TIMEOUT", "30000"])
+        } else {
+            m.call(&["FAILOVER"])
+        };
+        assert_eq!(reply, simple("OK"), "{what}");
+        let mut r = replica.raw();
+        assert!(
+            wait_until(SYNC_TIMEOUT, || field(&mut r, "replication", "role")
+                == "master"
+                && field(&mut m, "replication", "role") == "slave"
+                && field(&mut m, "replication", "master_link_status") == "up"),
+            "{what}: roles did not switch:\n{:?}\n{:?}",
+            info(&mut m, "replication"),
+            info(&mut r, "replication")
+        );
+        assert!(
+            wait_until(SYNC_TIMEOUT, || field(
+                &mut m,
+                "replication",
+                "master_failover_state"
+            ) == "no-failover"),
+            "{what}"
+        );
+        assert_eq!(r.call(&["SET", "after", "1"]), simple("OK"), "{what}");
+        wait_synced(&replica, &master);
+        assert_eq!(m.call(&["GET", "after"]), bulk("1"), "{what}");
+        assert_eq!(
+            m.call(&["SET", "x", "1"]),
+            error("READONLY You can't write against a read only replica."),
+            "{what}"
+        );
+        let stats = info(&mut r, "stats");
+        assert_eq!(stats["sync_full"], "0", "{what}: {stats:?}");
+        assert_eq!(stats["sync_partial_ok"], "1", "{what}: {stats:?}");
+        assert_eq!(digest(&master), digest(&replica), "{what}");
+    }
+}
+
+/// Writes sent while a failover waits for the replica are held, not refused, and a failover
+/// whose replica never catches up ends by itself at its timeout (the master stays one).
+#[test]
+fn failover_holds_writes_and_times_out_without_force() {
+    let master = start(ServerKind::target(), &[]);
+    let replica = replica_of(ServerKind::target(), &master, &[]);
+    wait_synced(&master, &replica);
+    let pid = replica.pid().to_string();
+    let signal = |sig: &str| {
+        let ok = std::process::Command::new("kill")
+            .args([sig, pid.as_str()])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "kill {sig}");
+    };
+    let mut m = master.raw();
+    // A stopped replica cannot acknowledge what comes next.
+    signal("-STOP");
+    assert_eq!(m.call(&["SET", "k", "1"]), simple("OK"));
+    assert_eq!(m.call(&["FAILOVER", "TIMEOUT", "1500"]), simple("OK"));
+    assert_eq!(
+        field(&mut m, "replication", "master_failover_state"),
+        "waiting-for-sync"
+    );
+    let mut writer = master.raw();
+    writer.send(&["SET", "held", "1"]);
+    writer.set_timeout(Duration::from_millis(400));
+    assert!(
+        writer.try_read_frame().is_err(),
+        "a write ran during the failover"
+    );
+    // Reads go on.
+    assert_eq!(m.call(&["GET", "k"]), bulk("1"));
+    writer.set_timeout(SYNC_TIMEOUT);
+    assert_eq!(writer.read_frame(), simple("OK"));
+    signal("-CONT");
+    assert_eq!(field(&mut m, "replication", "role"), "master");
+    assert_eq!(
+        field(&mut m, "replication", "master_failover_state"),
+        "no-failover"
+    );
+    // ABORT ends one at once.
+    signal("-STOP");
+    assert_eq!(m.call(&["SET", "k", "2"]), simple("OK"));
+    assert_eq!(m.call(&["FAILOVER"]), simple("OK"));
+    assert_eq!(
+        m.call(&["FAILOVER"]),
+        error("ERR FAILOVER already in progress.")
+    );
+    assert_eq!(m.call(&["FAILOVER", "ABORT"]), simple("OK"));
+    signal("-CONT");
+    assert_eq!(m.call(&["SET", "k", "3"]), simple("OK"));
+    wait_synced(&master, &replica);
+}

@@ -67,6 +67,28 @@ pub static COMMANDS: &[CommandSpec] = &[
     .complexity("")
     .args(&[a::string("replicationid"), a::integer("offset")]),
     cmd(
+        "failover",
+        -1,
+        ADMIN | NOSCRIPT | STALE,
+        "6.2.0",
+        "Starts a coordinated failover from a server to one of its replicas.",
+        failover,
+    )
+    .args(&[
+        a::block(
+            "target",
+            &[
+                a::string("host"),
+                a::integer("port"),
+                a::pure("force", "FORCE").optional(),
+            ],
+        )
+        .token("TO")
+        .optional(),
+        a::pure("abort", "ABORT").optional(),
+        a::integer("milliseconds").token("TIMEOUT").optional(),
+    ]),
+    cmd(
         "sync",
         1,
         ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI,
@@ -160,10 +182,65 @@ fn replconf(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     Ok(())
 }
 
+fn failover(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    use crate::server::replication::failover::{self, Request};
+    let mut req = Request {
+        to: None,
+        force: false,
+        abort: false,
+        timeout_ms: None,
+    };
+    let mut i = 1;
+    while i < args.len() {
+        let a = args[i];
+        let more = args.len() - i - 1;
+        if eq_ic(a, "to") && req.to.is_none() && more >= 2 {
+            let port = int(args[i + 2])?;
+            req.to = Some((
+                String::from_utf8_lossy(args[i + 1]).into_owned(),
+                u16::try_from(port).unwrap_or(0),
+            ));
+            i += 3;
+        } else if eq_ic(a, "force") && !req.force {
+            req.force = true;
+            i += 1;
+        } else if eq_ic(a, "timeout") && more >= 1 && req.timeout_ms.is_none() {
+            let ms = int(args[i + 1])?;
+            if ms <= 0 {
+                return Err(CmdError::msg("ERR FAILOVER timeout must be greater than 0"));
+            }
+            req.timeout_ms = Some(ms);
+            i += 2;
+        } else if eq_ic(a, "abort") && !req.abort {
+            req.abort = true;
+            i += 1;
+        } else {
+            return Err(CmdError::Syntax);
+        }
+    }
+    failover::start(ctx.srv, req).map_err(CmdError::msg)?;
+    ctx.out.ok();
+    Ok(())
+}
+
 fn psync(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if args.len() > 3 {
-        // (PSYNC ... FAILOVER is FAILOVER's handshake, not supported.)
-        return Err(CmdError::Syntax);
+        // PSYNC <replid> <offset> FAILOVER: our master hands over to us
+        // (its FAILOVER) if it continues our own history.
+        if !eq_ic(args[3], "failover") || args.len() > 4 {
+            return Err(CmdError::Syntax);
+        }
+        let mine = ctx.srv.repl.stream.lock().replid.as_bytes() == args[1];
+        if !mine {
+            return Err(CmdError::msg(
+                "ERR PSYNC FAILOVER replid must match my replid.",
+            ));
+        }
+        replication::stop_following(ctx.srv);
+        crate::util::log::notice(&format!(
+            "MASTER MODE enabled (failover request from 'id={} addr={}')",
+            ctx.client.id, ctx.client.info.addr
+        ));
     }
     master::psync(ctx.srv, ctx.client, Some((args[1], args[2]))).map_err(CmdError::msg)
 }

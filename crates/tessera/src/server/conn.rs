@@ -896,6 +896,9 @@ async fn read_more<S: ClientSocket>(stream: &mut S, rbuf: &mut BytesMut) -> std:
 /// so that later commands skip the pause checks again (one relaxed load).
 #[inline]
 pub fn pause_in_effect(srv: &ServerState) -> bool {
+    if srv.pause.failover.load(Relaxed) {
+        return true;
+    }
     let until = srv.pause.until_ms.load(Relaxed);
     if until == 0 {
         return false;
@@ -929,7 +932,9 @@ pub fn pause_applies(srv: &ServerState, client: &Client, args: &[&[u8]]) -> bool
     if dispatch::refused_before_pause(srv, client, found.id, found.spec, args) {
         return false;
     }
-    if !srv.pause.writes_only.load(Relaxed) {
+    // (FAILOVER holds writes only; a CLIENT PAUSE ALL, everything.)
+    let client_pause = srv.pause.until_ms.load(Relaxed) > unix_ms();
+    if client_pause && !srv.pause.writes_only.load(Relaxed) {
         return true;
     }
     let may_write = |c: &crate::commands::CommandSpec| c.has(WRITE | MAY_REPLICATE);
@@ -957,11 +962,13 @@ async fn wait_if_paused(srv: &ServerState, info: &ClientInfo) {
 async fn wait_out_pause(srv: &ServerState) {
     loop {
         let until = srv.pause.until_ms.load(Relaxed);
-        if until == 0 {
-            return;
-        }
         let now = unix_ms();
-        if now >= until {
+        if srv.pause.failover.load(Relaxed) {
+            let _ = tokio::time::timeout(Duration::from_millis(100), srv.pause.unpaused.notified())
+                .await;
+            continue;
+        }
+        if until == 0 || now >= until {
             return;
         }
         let _ = tokio::time::timeout(

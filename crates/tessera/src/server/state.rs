@@ -98,6 +98,8 @@ pub struct Pause {
     pub until_ms: AtomicI64,
     /// WRITE mode: only commands that may write wait.
     pub writes_only: AtomicBool,
+    /// FAILOVER holds writes until it ends.
+    pub failover: AtomicBool,
     pub unpaused: Notify,
 }
 

@@ -403,6 +403,7 @@ fn info_replication(ctx: &Ctx, t: &mut String) {
             state.name()
         );
     }
+    let failover = repl.failover.lock().phase.name();
     let st = repl.stream.lock();
     let (active, histlen) = match &st.backlog {
         Some(b) => (1, b.histlen()),
@@ -410,7 +411,8 @@ fn info_replication(ctx: &Ctx, t: &mut String) {
     };
     let _ = write!(
         t,
-        "master_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:{}\r\nmaster_repl_offset:{}\r\nsecond_repl_offset:{}\r\nrepl_backlog_active:{active}\r\nrepl_backlog_size:{}\r\nrepl_backlog_first_byte_offset:{}\r\nrepl_backlog_histlen:{histlen}\r\n",
+        "master_failover_state:{}\r\nmaster_replid:{}\r\nmaster_replid2:{}\r\nmaster_repl_offset:{}\r\nsecond_repl_offset:{}\r\nrepl_backlog_active:{active}\r\nrepl_backlog_size:{}\r\nrepl_backlog_first_byte_offset:{}\r\nrepl_backlog_histlen:{histlen}\r\n",
+        failover,
         st.replid,
         st.replid2,
         st.offset,

@@ -84,6 +84,9 @@ pub fn psync(
     if client.syncing {
         return Ok(());
     }
+    if srv.repl.failover.lock().phase != super::failover::Phase::None {
+        return Err("NOMASTERLINK Can't SYNC while failing over".into());
+    }
     if srv.repl.is_replica() && !srv.repl.link_up() {
         return Err("NOMASTERLINK Can't SYNC while not connected with my master".into());
     }
@@ -429,7 +432,8 @@ pub fn ack(srv: &ServerState, client: &Client, offset: u64) {
 
 /// Sends REPLCONF GETACK * to the replicas (WAIT wants fresh ACKs).
 pub fn request_acks(srv: &ServerState) {
-    if srv.repl.is_replica() {
+    // (Not while a failover holds writes: the stream must stand still.)
+    if srv.repl.is_replica() || srv.pause.failover.load(Relaxed) {
         return;
     }
     let mut st = srv.repl.stream.lock();
@@ -571,7 +575,11 @@ pub async fn cron(srv: Arc<ServerState>) {
             true
         });
         let period = srv.config.repl_ping_replica_period().max(1) as u64;
-        if !srv.repl.is_replica() && !st.feeds.is_empty() && ticks.is_multiple_of(period) {
+        if !srv.repl.is_replica()
+            && !st.feeds.is_empty()
+            && ticks.is_multiple_of(period)
+            && !srv.pause.failover.load(Relaxed)
+        {
             let mut ping = Vec::new();
             crate::journal::encode_command(&[b"PING"], &mut ping);
             st.append(&ping);

@@ -29,6 +29,7 @@
 //! the link thread holds [`Replication::apply_lock`] while it applies and
 //! forwards a command, and a full sync begins its snapshot under it.
 
+pub mod failover;
 pub mod master;
 pub mod replica;
 
@@ -437,6 +438,10 @@ pub struct Replication {
     /// The stream's ID and offset name data this server holds (it was a
     /// master, or synced with one): a replica then asks to continue them.
     pub has_history: AtomicBool,
+    /// FAILOVER's state.
+    pub failover: failover::FailoverState,
+    /// The link's next PSYNC asks the master to hand over (FAILOVER).
+    pub failover_psync: AtomicBool,
 }
 
 impl Default for Replication {
@@ -469,6 +474,8 @@ impl Replication {
             no_replicas_since_ms: AtomicI64::new(unix_ms()),
             pending_sync: Mutex::new(None),
             has_history: AtomicBool::new(false),
+            failover: Default::default(),
+            failover_psync: AtomicBool::new(false),
         }
     }
 

@@ -61,7 +61,11 @@ fn link_thread(srv: &ServerState, generation: u64, host: &str, port: u16) {
         set_state(srv, LinkState::Connecting);
         match session(srv, generation, host, port, &mut master) {
             Ok(()) => {}
-            Err(e) => log::warning(&e),
+            Err(e) => {
+                log::warning(&e);
+                // A handover that never reached the target is undone.
+                super::failover::psync_answered(srv, false);
+            }
         }
         set_state(srv, LinkState::Connect);
         if !current() {
@@ -263,7 +267,20 @@ fn session(
         (st.replid.clone(), st.offset + 1)
     };
     let has_history = srv.repl.has_history.load(SeqCst);
-    let reply = if has_history {
+    let handover = srv.repl.failover_psync.load(SeqCst);
+    let reply = if handover {
+        let from = from.to_string();
+        let reply = conn.call(
+            srv,
+            generation,
+            &[b"PSYNC", replid.as_bytes(), from.as_bytes(), b"FAILOVER"],
+        )?;
+        super::failover::psync_answered(srv, reply.starts_with("+CONTINUE"));
+        if !reply.starts_with("+CONTINUE") {
+            return Err(format!("Failover target rejected PSYNC FAILOVER: {reply}"));
+        }
+        reply
+    } else if has_history {
         let from = from.to_string();
         conn.call(
             srv,
