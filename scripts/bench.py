@@ -833,6 +833,142 @@ def main_acl(args):
     write_section(args.output, args.doc_section or "acl", "\n".join(table))
     print("\n".join(table))
 
+def info_fields(port, section):
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(f"INFO {section}\r\n".encode())
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+            head, _, rest = data.partition(b"\r\n")
+            if head.startswith(b"$") and len(rest) >= int(head[1:]):
+                break
+    return dict(l.split(":", 1) for l in rest.decode().split("\r\n") if ":" in l)
+
+
+def wait_replica_synced(master, replica, timeout=600):
+    """Seconds until the replica's link is up and its offset is the master's."""
+    began = time.time()
+    while time.time() - began < timeout:
+        m, r = info_fields(master, "replication"), info_fields(replica, "replication")
+        if r.get("master_link_status") == "up" and r.get("slave_repl_offset") == m.get("master_repl_offset"):
+            return time.time() - began
+        time.sleep(0.02)
+    raise RuntimeError("replica did not sync")
+
+
+def main_repl(args):
+    """The master's cost of replication (SET with 0, 1, 2 replicas) and full sync times."""
+    client_core = args.client_cores.split(",")[0]
+    replica_core = args.client_cores.split(",")[-1]
+    shapes = [("-c 64", ["-c", "64"], 200_000), ("-c 64 -P 16", ["-c", "64", "-P", "16"], 2_000_000)]
+    results = {}
+    for shape, extra, n in shapes:
+        for replicas in (0, 1, 2):
+            for r in range(args.rounds):
+                for kind in (["redis", "tessera"] if r % 2 == 0 else ["tessera", "redis"]):
+                    master = Server(kind, args.server_core, args.threads, ("--repl-diskless-sync-delay", "0"))
+                    followers = []
+                    try:
+                        for _ in range(replicas):
+                            followers.append(Server(kind, replica_core, args.threads,
+                                                    ("--replicaof", "127.0.0.1", str(master.port))))
+                        for f in followers:
+                            wait_replica_synced(master.port, f.port)
+                        lags = []
+                        stop = threading.Event()
+
+                        def sample():
+                            while not stop.is_set():
+                                m = info_fields(master.port, "replication")
+                                off = int(m.get("master_repl_offset", 0))
+                                for f in followers:
+                                    lags.append(off - int(info_fields(f.port, "replication").get("slave_repl_offset", 0)))
+                                time.sleep(0.2)
+
+                        sampler = threading.Thread(target=sample, daemon=True)
+                        sampler.start()
+                        u0, _ = cpu_split(master.proc.pid)
+                        rows = redis_benchmark(master.port, "set", extra, n, client_core)
+                        u1, _ = cpu_split(master.proc.pid)
+                        stop.set()
+                        sampler.join(5)
+                        for f in followers:
+                            wait_replica_synced(master.port, f.port)
+                    finally:
+                        for f in followers:
+                            f.stop()
+                        master.stop()
+                    v = rows["SET"] + ((u1 - u0) * 1e6 / n, max(lags) if lags else 0)
+                    results.setdefault((shape, replicas, kind), []).append(v)
+                    print(f"{shape:<12} replicas={replicas} {kind:<8} rps={v[0]:>10.0f} p99={v[2]:.3f}ms "
+                          f"user/req={v[3]:.2f}us max-lag={v[4]}B", flush=True)
+    med = {k: [statistics.median(x[i] for x in v) for i in range(5)] for k, v in results.items()}
+
+    # Full sync of --keys keys (disk and diskless): from REPLICAOF to an up-to-date replica.
+    sync_rows = []
+    for diskless in ("no", "yes"):
+        for kind in ("redis", "tessera"):
+            times = []
+            for r in range(args.rounds):
+                data_dir = tempfile.mkdtemp(prefix=f"bench-repl-{kind}-", dir=args.data_dir)
+                master = Server(kind, args.server_core, args.threads,
+                                ("--repl-diskless-sync", diskless, "--repl-diskless-sync-delay", "0", "--enable-debug-command", "yes",
+                                 "--dir", data_dir))
+                replica = None
+                try:
+                    send_command(master.port, ["DEBUG", "POPULATE", str(args.keys), "key", "64"])
+                    replica = Server(kind, replica_core, args.threads, ("--dir", data_dir,
+                                                                         "--dbfilename", "replica.rdb"))
+                    began = time.time()
+                    send_command(replica.port, ["REPLICAOF", "127.0.0.1", str(master.port)])
+                    wait_replica_synced(master.port, replica.port)
+                    times.append(time.time() - began)
+                finally:
+                    if replica:
+                        replica.stop()
+                    master.stop()
+                    shutil.rmtree(data_dir, ignore_errors=True)
+                print(f"full sync {args.keys} keys diskless={diskless} {kind:<8} {times[-1]:.2f}s", flush=True)
+            sync_rows.append((diskless, kind, statistics.median(times)))
+
+    table = [
+        f"Measured {time.strftime('%Y-%m-%d')} on this machine ({os.cpu_count()} cores): the master pinned to core "
+        f"{args.server_core} (Tessera `--threads {args.threads}`), its replicas (the same server) to core {replica_core}, "
+        f"redis-benchmark 7.0.15 (`-r 100000 -t set`, 200,000 requests without pipelining, 2,000,000 with) pinned to "
+        f"core {client_core}, median of {args.rounds} rounds alternating which server runs first. Max lag: the largest "
+        f"difference, sampled every 200 ms during the run, between the master's offset and a replica's (bytes). User "
+        f"CPU per request is the master's. Produced by {invocation()}.",
+        "",
+        "| shape | replicas | redis QPS | redis vs 0 replicas | Tessera QPS | Tessera vs 0 replicas | Tessera / redis | redis / Tessera p99 ms | master user us/req redis / Tessera | max lag bytes redis / Tessera |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |",
+    ]
+    for shape, _, _ in shapes:
+        for replicas in (0, 1, 2):
+            r, t = med[(shape, replicas, "redis")], med[(shape, replicas, "tessera")]
+            r0, t0 = med[(shape, 0, "redis")], med[(shape, 0, "tessera")]
+            table.append(
+                f"| `{shape}` | {replicas} | {r[0]:.0f} | {r[0] / r0[0]:.2f} | {t[0]:.0f} | {t[0] / t0[0]:.2f} | "
+                f"{t[0] / r[0]:.2f}x | {r[2]:.3f} / {t[2]:.3f} | {r[3]:.2f} / {t[3]:.2f} | {r[4]:.0f} / {t[4]:.0f} |"
+            )
+    table += [
+        "",
+        f"Full synchronization of {args.keys:,} keys (`DEBUG POPULATE {args.keys} key 64`), seconds from REPLICAOF to "
+        f"a replica whose offset is the master's, median of {args.rounds}:",
+        "",
+        "| transfer | redis s | Tessera s |",
+        "| --- | ---: | ---: |",
+    ]
+    for diskless in ("no", "yes"):
+        rs = [x for d, k, x in sync_rows if d == diskless and k == "redis"][0]
+        ts = [x for d, k, x in sync_rows if d == diskless and k == "tessera"][0]
+        table.append(f"| {'diskless (sockets)' if diskless == 'yes' else 'disk'} | {rs:.2f} | {ts:.2f} |")
+    write_section(args.output, args.doc_section or "replication", "\n".join(table))
+    print("\n".join(table))
+
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -889,6 +1025,8 @@ def main():
         return main_tls(args)
     if args.section == "acl":
         return main_acl(args)
+    if args.section == "repl":
+        return main_repl(args)
     if args.section == "custom":
         # One ad-hoc case, for looking into a row: --command, optional --load, --bench-args.
         custom = [("custom", args.load, args.command, args.bench_args.split())]

@@ -444,3 +444,50 @@ fn sentinel_clients_find_the_master_and_its_replicas() {
         );
     }
 }
+
+/// redis-py's Sentinel client (installed by scripts/test.sh with RQ's requirements) finds the
+/// master for writes and a replica for reads.
+#[test]
+fn redis_py_sentinel_client_splits_reads_and_writes() {
+    let cl = start_cluster("redispy", "");
+    let s = &cl.sentinels[0];
+    assert!(wait_until(LONG, || known(s).0 == 2));
+    let ports: Vec<String> = cl.sentinels.iter().map(|s| s.port.to_string()).collect();
+    let script = format!(
+        r#"
+import sys, time
+from redis.sentinel import Sentinel
+sentinel = Sentinel([("127.0.0.1", p) for p in ({ports},)], socket_timeout=5)
+master = sentinel.master_for("mymaster", socket_timeout=5)
+assert master.execute_command("ROLE")[0] == b"master"
+replica = sentinel.slave_for("mymaster", socket_timeout=5)
+master.set("py", "1")
+assert master.execute_command("WAIT", 2, 10000) == 2
+assert replica.get("py") == b"1", replica.get("py")
+role = replica.execute_command("ROLE")[0]
+assert role == b"slave", role
+try:
+    replica.set("py", "2")
+    sys.exit("a write on the replica was accepted")
+except Exception as e:
+    assert "read only replica" in str(e), e
+print("ok", sentinel.discover_master("mymaster"))
+"#,
+        ports = ports.join(", ")
+    );
+    let out = Command::new("python3")
+        .args(["-c", &script])
+        .output()
+        .expect("python3 (scripts/test.sh installs redis-py)");
+    assert!(
+        out.status.success(),
+        "redis-py Sentinel client failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&cl.nodes[0].port.to_string()),
+        "discovered another master: {text}"
+    );
+}

@@ -1279,6 +1279,9 @@ impl Config {
     pub fn masteruser(&self) -> Option<Vec<u8>> {
         self.str_val(MASTERUSER).filter(|v| !v.is_empty())
     }
+    pub fn tls_replication(&self) -> bool {
+        self.num(TLS_REPLICATION) != 0
+    }
     /// Tessera's semi-synchronous replication: a write's reply waits for
     /// this many replicas to acknowledge it (0: off).
     pub fn repl_semi_sync_replicas(&self) -> i64 {

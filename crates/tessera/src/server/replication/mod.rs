@@ -144,6 +144,9 @@ pub struct ReplicaFeed {
     pub ack_ms: AtomicI64,
     /// Whether it has ever sent an ACK (only those time out).
     pub acked: AtomicBool,
+    /// Its stream has a start (a lock-free copy of `FeedInner::positioned`
+    /// for the per-unit check).
+    started: AtomicBool,
     limit: usize,
     inner: Mutex<FeedInner>,
 }
@@ -172,6 +175,7 @@ impl ReplicaFeed {
             ack_offset: AtomicU64::new(0),
             ack_ms: AtomicI64::new(unix_ms()),
             acked: AtomicBool::new(false),
+            started: AtomicBool::new(false),
             limit,
             inner: Mutex::new(FeedInner {
                 positioned: false,
@@ -196,17 +200,22 @@ impl ReplicaFeed {
     /// Appends to the client's outbox; false (and the client closed) past
     /// the replica class's hard output limit.
     pub fn push(&self, bytes: &[u8]) -> bool {
-        let size = {
+        let (size, was_empty) = {
             let mut outbox = self.info.outbox.lock();
+            let was_empty = outbox.is_empty();
             outbox.extend_from_slice(bytes);
-            outbox.len()
+            (outbox.len(), was_empty)
         };
         self.info.omem.store(size, Relaxed);
         if self.limit > 0 && size > self.limit {
             self.over_limit();
             return false;
         }
-        self.info.wake.notify_one();
+        // (Bytes added to a non-empty outbox go out with the ones whose
+        // push woke the task: it takes the whole outbox.)
+        if was_empty {
+            self.info.wake.notify_one();
+        }
         true
     }
 
@@ -267,6 +276,7 @@ impl ReplicaFeed {
             return;
         }
         inner.positioned = true;
+        self.started.store(true, SeqCst);
         if let Some(line) = line {
             drop(inner);
             self.push(line);
@@ -274,7 +284,7 @@ impl ReplicaFeed {
     }
 
     pub fn positioned(&self) -> bool {
-        self.inner.lock().positioned
+        self.started.load(SeqCst)
     }
 
     /// The snapshot is out: what was held, then the live stream, follow.
@@ -300,6 +310,8 @@ pub struct Stream {
     /// comes first), as Redis's `slaveseldb`.
     selected: Option<usize>,
     pub feeds: Vec<Arc<ReplicaFeed>>,
+    /// Where units are encoded (kept to save an allocation per unit).
+    scratch: Vec<u8>,
 }
 
 impl Stream {
@@ -313,7 +325,10 @@ impl Stream {
         if let Some(b) = self.backlog.as_mut() {
             b.push(bytes);
         }
-        self.feeds.retain(|f| !f.info.is_gone() && f.send(bytes));
+        // (A closed connection's feed is pruned by the cron; a killed one
+        // at once.)
+        self.feeds
+            .retain(|f| !f.info.killed.load(Relaxed) && f.send(bytes));
     }
 
     /// The offset of the first byte the backlog holds (Redis's
@@ -461,6 +476,7 @@ impl Replication {
                 backlog: None,
                 selected: None,
                 feeds: Vec::new(),
+                scratch: Vec::new(),
             }),
             link: Mutex::new(None),
             is_replica: AtomicBool::new(false),
@@ -537,16 +553,23 @@ impl crate::journal::Consumer for StreamFeeder {
         let mut st = self.repl.stream.lock();
         let st = &mut *st;
         // Replicas whose snapshot's instant this unit follows start here.
-        let starting: Vec<Arc<ReplicaFeed>> = st
+        if st
             .feeds
             .iter()
-            .filter(|f| f.start_seq.load(Relaxed) <= unit.seq && !f.positioned())
-            .cloned()
-            .collect();
-        for f in &starting {
-            st.position(f);
+            .any(|f| !f.positioned() && f.start_seq.load(Relaxed) <= unit.seq)
+        {
+            let starting: Vec<Arc<ReplicaFeed>> = st
+                .feeds
+                .iter()
+                .filter(|f| !f.positioned() && f.start_seq.load(Relaxed) <= unit.seq)
+                .cloned()
+                .collect();
+            for f in &starting {
+                st.position(f);
+            }
         }
-        let mut bytes = Vec::new();
+        let mut bytes = std::mem::take(&mut st.scratch);
+        bytes.clear();
         crate::journal::encode_unit(
             unit,
             crate::journal::target::REPL,
@@ -554,6 +577,9 @@ impl crate::journal::Consumer for StreamFeeder {
             &mut bytes,
         );
         st.append(&bytes);
+        if bytes.capacity() <= 64 << 10 {
+            st.scratch = bytes;
+        }
         true
     }
 }

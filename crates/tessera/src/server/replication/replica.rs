@@ -188,6 +188,14 @@ fn session(
     port: u16,
     master: &mut Option<MasterClient>,
 ) -> Result<(), String> {
+    if srv.config.tls_replication() {
+        // (A master serves TLS replicas on its tls-port like any client;
+        // the replica's own link is plain TCP.)
+        return Err(
+            "tls-replication yes: Tessera's replica link does not speak TLS yet; not connecting"
+                .into(),
+        );
+    }
     let timeout = Duration::from_secs(srv.config.repl_timeout().max(1) as u64);
     let addr = (host, port)
         .to_socket_addrs()
