@@ -671,6 +671,15 @@ fn a_replica_over_its_output_limit_is_dropped_and_resyncs() {
 
 /// A fake master: answers the handshake, then plays `script` for PSYNC.
 fn fake_master(script: Vec<u8>, stop: Arc<AtomicBool>) -> (u16, std::thread::JoinHandle<usize>) {
+    fake_master_sessions(vec![script], stop)
+}
+
+/// A fake master that plays `scripts[i]` to the i-th session's PSYNC (the last one to later
+/// sessions), then holds the session a moment and closes it.
+fn fake_master_sessions(
+    scripts: Vec<Vec<u8>>,
+    stop: Arc<AtomicBool>,
+) -> (u16, std::thread::JoinHandle<usize>) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
     listener.set_nonblocking(true).expect("nonblocking");
@@ -682,6 +691,7 @@ fn fake_master(script: Vec<u8>, stop: Arc<AtomicBool>) -> (u16, std::thread::Joi
                 continue;
             };
             sessions += 1;
+            let script = scripts[(sessions - 1).min(scripts.len() - 1)].clone();
             sock.set_nonblocking(false).ok();
             sock.set_read_timeout(Some(Duration::from_secs(5))).ok();
             let mut buf = Vec::new();
@@ -707,7 +717,7 @@ fn fake_master(script: Vec<u8>, stop: Arc<AtomicBool>) -> (u16, std::thread::Joi
                     }
                 }
             }
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(Duration::from_millis(300));
         }
         sessions
     });
@@ -981,4 +991,55 @@ fn failover_holds_writes_and_times_out_without_force() {
     signal("-CONT");
     assert_eq!(m.call(&["SET", "k", "3"]), simple("OK"));
     wait_synced(&master, &replica);
+}
+
+/// A link cut between a transaction's MULTI and its EXEC: the replica's offset stopped before
+/// the MULTI, the master resends the transaction whole, and it is applied once.
+#[test]
+fn a_transaction_cut_by_a_dropped_link_is_applied_once() {
+    if common::target_is_redis() {
+        return;
+    }
+    // An empty snapshot, as Tessera writes it.
+    let source = start(ServerKind::Tessera, &[]);
+    assert_eq!(source.raw().call(&["SAVE"]), simple("OK"));
+    let rdb = std::fs::read(source.scratch().join("dump.rdb")).expect("dump.rdb");
+    let id = "0123456789012345678901234567890123456789";
+    let tx = b"*1\r\n$5\r\nMULTI\r\n*2\r\n$4\r\nINCR\r\n$1\r\nn\r\n".to_vec();
+    let mut first = format!("+FULLRESYNC {id} 100\r\n${}\r\n", rdb.len()).into_bytes();
+    first.extend_from_slice(&rdb);
+    first.extend_from_slice(&tx);
+    let mut second = format!("+CONTINUE {id}\r\n").into_bytes();
+    second.extend_from_slice(&tx);
+    second.extend_from_slice(b"*1\r\n$4\r\nEXEC\r\n");
+    let stop = Arc::new(AtomicBool::new(false));
+    let (port, handle) = fake_master_sessions(vec![first, second], stop.clone());
+    let replica = start(ServerKind::Tessera, &[]);
+    let mut c = replica.raw();
+    assert_eq!(
+        c.call(&["REPLICAOF", "127.0.0.1", &port.to_string()]),
+        simple("OK")
+    );
+    assert!(
+        wait_until(SYNC_TIMEOUT, || c.call(&["GET", "n"]) == bulk("1")),
+        "the resent transaction did not apply: {:?}\n{}",
+        c.call(&["GET", "n"]),
+        replica.log_tail(20)
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(c.call(&["GET", "n"]), bulk("1"), "applied twice");
+    // The offset counts the transaction once: 100 + MULTI + INCR + EXEC.
+    let want = 100 + 15 + 21 + 14;
+    assert!(
+        wait_until(SYNC_TIMEOUT, || field(
+            &mut c,
+            "replication",
+            "slave_repl_offset"
+        ) == want.to_string()),
+        "{:?}",
+        info(&mut c, "replication")
+    );
+    assert_eq!(c.call(&["REPLICAOF", "NO", "ONE"]), simple("OK"));
+    stop.store(true, Ordering::Relaxed);
+    handle.join().expect("fake master");
 }

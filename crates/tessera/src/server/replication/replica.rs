@@ -476,6 +476,11 @@ fn stream(
     let limits = Limits {
         proto_max_bulk_len: u64::MAX,
     };
+    // A transaction the link was cut in the middle of is resent whole
+    // (the offset stopped before its MULTI): forget what was queued.
+    if mc.client.multi.active {
+        crate::commands::multi::discard_transaction(srv, &mut mc.client);
+    }
     // Bytes of a transaction applied at its EXEC.
     let mut in_multi: Vec<u8> = Vec::new();
     let mut last_ack = Instant::now() - Duration::from_secs(2);
