@@ -346,6 +346,31 @@ fn wait_counts_real_acknowledgments() {
     );
 }
 
+/// A write, a transaction queuing one, and a script declared as writing (a shebang without
+/// no-writes, refused before it runs) all get `refusal`.
+fn assert_writes_refused(c: &mut RawClient, refusal: &str) {
+    assert_eq!(c.call(&["SET", "k", "v"]), error(refusal));
+    c.call(&["MULTI"]);
+    assert_eq!(c.call(&["SET", "k", "v"]), error(refusal));
+    assert_eq!(
+        c.call(&["EXEC"]),
+        error("EXECABORT Transaction discarded because of previous errors.")
+    );
+    assert_eq!(
+        c.call(&["EVAL", "#!lua\nreturn redis.call('SET', 'k', '1')", "0"]),
+        error(refusal)
+    );
+}
+
+/// Sends a signal to a server (SIGSTOP to make it stop reading, SIGCONT to resume it).
+fn signal(server: &TestServer, sig: &str) {
+    let ok = std::process::Command::new("kill")
+        .args([sig, &server.pid().to_string()])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "kill {sig}");
+}
+
 #[test]
 fn min_replicas_to_write_refuses_writes_without_good_replicas() {
     let master = start(
@@ -358,25 +383,8 @@ fn min_replicas_to_write_refuses_writes_without_good_replicas() {
         ],
     );
     let mut m = master.raw();
-    assert_eq!(
-        m.call(&["SET", "k", "v"]),
-        error("NOREPLICAS Not enough good replicas to write.")
-    );
+    assert_writes_refused(&mut m, "NOREPLICAS Not enough good replicas to write.");
     assert_eq!(m.call(&["GET", "k"]), Frame::NullBulk);
-    m.call(&["MULTI"]);
-    assert_eq!(
-        m.call(&["SET", "k", "v"]),
-        error("NOREPLICAS Not enough good replicas to write.")
-    );
-    assert_eq!(
-        m.call(&["EXEC"]),
-        error("EXECABORT Transaction discarded because of previous errors.")
-    );
-    // A script declared as writing is refused before it runs.
-    assert_eq!(
-        m.call(&["EVAL", "#!lua\nreturn 1", "0"]),
-        error("NOREPLICAS Not enough good replicas to write.")
-    );
     assert_eq!(
         m.call(&["EVAL", "#!lua flags=no-writes\nreturn 1", "0"]),
         Frame::Integer(1)
@@ -403,26 +411,13 @@ fn replicas_are_read_only_and_expire_by_the_master() {
         assert_eq!(m.call(&["SET", "long", "v"]), simple("OK"));
         wait_synced(&master, &replica);
         let mut r = replica.raw();
-        assert_eq!(
-            r.call(&["SET", "x", "1"]),
-            error("READONLY You can't write against a read only replica.")
-        );
-        r.call(&["MULTI"]);
-        assert_eq!(
-            r.call(&["SET", "x", "1"]),
-            error("READONLY You can't write against a read only replica.")
-        );
-        assert_eq!(
-            r.call(&["EXEC"]),
-            error("EXECABORT Transaction discarded because of previous errors.")
+        assert_writes_refused(
+            &mut r,
+            "READONLY You can't write against a read only replica.",
         );
         assert_eq!(
             r.call(&["EVAL", "return redis.call('SET', 'x', '1')", "0"]),
             error("READONLY You can't write against a read only replica. script: 8d2da2533bbf4d10590876b5c755f716f5ffa077, on @user_script:1.")
-        );
-        assert_eq!(
-            r.call(&["EVAL", "#!lua\nreturn redis.call('SET', 'x', '1')", "0"]),
-            error("READONLY You can't write against a read only replica.")
         );
         std::thread::sleep(Duration::from_millis(300));
         // Logically expired: hidden, but still there until the master deletes it.
@@ -644,15 +639,7 @@ fn a_replica_over_its_output_limit_is_dropped_and_resyncs() {
     let replica = replica_of(ServerKind::target(), &master, &[]);
     wait_synced(&master, &replica);
     // The replica stops reading: its process is stopped while the master writes.
-    let pid = replica.pid().to_string();
-    let signal = |sig: &str| {
-        let ok = std::process::Command::new("kill")
-            .args([sig, pid.as_str()])
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(ok, "kill {sig}");
-    };
-    signal("-STOP");
+    signal(&replica, "-STOP");
     let mut m = master.raw();
     let big = "y".repeat(64 * 1024);
     for i in 0..80 {
@@ -661,7 +648,7 @@ fn a_replica_over_its_output_limit_is_dropped_and_resyncs() {
     let dropped = wait_until(SYNC_TIMEOUT, || {
         field(&mut m, "replication", "connected_slaves") == "0"
     });
-    signal("-CONT");
+    signal(&replica, "-CONT");
     assert!(dropped, "the replica over its limit was not dropped");
     wait_synced(&master, &replica);
     assert_eq!(digest(&replica), digest(&master));
@@ -945,17 +932,9 @@ fn failover_holds_writes_and_times_out_without_force() {
     let master = start(ServerKind::target(), &[]);
     let replica = replica_of(ServerKind::target(), &master, &[]);
     wait_synced(&master, &replica);
-    let pid = replica.pid().to_string();
-    let signal = |sig: &str| {
-        let ok = std::process::Command::new("kill")
-            .args([sig, pid.as_str()])
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(ok, "kill {sig}");
-    };
     let mut m = master.raw();
     // A stopped replica cannot acknowledge what comes next.
-    signal("-STOP");
+    signal(&replica, "-STOP");
     assert_eq!(m.call(&["SET", "k", "1"]), simple("OK"));
     assert_eq!(m.call(&["FAILOVER", "TIMEOUT", "1500"]), simple("OK"));
     assert_eq!(
@@ -973,14 +952,14 @@ fn failover_holds_writes_and_times_out_without_force() {
     assert_eq!(m.call(&["GET", "k"]), bulk("1"));
     writer.set_timeout(SYNC_TIMEOUT);
     assert_eq!(writer.read_frame(), simple("OK"));
-    signal("-CONT");
+    signal(&replica, "-CONT");
     assert_eq!(field(&mut m, "replication", "role"), "master");
     assert_eq!(
         field(&mut m, "replication", "master_failover_state"),
         "no-failover"
     );
     // ABORT ends one at once.
-    signal("-STOP");
+    signal(&replica, "-STOP");
     assert_eq!(m.call(&["SET", "k", "2"]), simple("OK"));
     assert_eq!(m.call(&["FAILOVER"]), simple("OK"));
     assert_eq!(
@@ -988,7 +967,7 @@ fn failover_holds_writes_and_times_out_without_force() {
         error("ERR FAILOVER already in progress.")
     );
     assert_eq!(m.call(&["FAILOVER", "ABORT"]), simple("OK"));
-    signal("-CONT");
+    signal(&replica, "-CONT");
     assert_eq!(m.call(&["SET", "k", "3"]), simple("OK"));
     wait_synced(&master, &replica);
 }
