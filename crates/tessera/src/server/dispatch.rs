@@ -557,20 +557,12 @@ fn check_one(
             }
         }
         Check::NoReplicas => {
-            let min = srv.config.min_replicas_to_write();
-            if min > 0 && writes_data(client, cmd, caller) && !srv.repl.is_replica() {
-                let lag = srv.config.min_replicas_max_lag();
-                if lag > 0 && (srv.repl.good_replicas(lag) as i64) < min {
-                    return Err(CmdError::NoReplicas);
-                }
+            if writes_data(client, cmd, caller) && lacks_good_replicas(srv) {
+                return Err(CmdError::NoReplicas);
             }
         }
         Check::ReadOnly => {
-            if srv.repl.is_replica()
-                && srv.config.replica_read_only()
-                && !client.from_master
-                && writes_data(client, cmd, caller)
-            {
+            if writes_data(client, cmd, caller) && read_only_here(srv, client) {
                 return Err(CmdError::ReadOnly);
             }
         }
@@ -594,6 +586,22 @@ fn check_one(
         }
     }
     Ok(())
+}
+
+/// A master with min-replicas-to-write set and fewer good replicas: writes
+/// are refused (NOREPLICAS), for a client's command and for a script
+/// declared as writing alike.
+pub fn lacks_good_replicas(srv: &ServerState) -> bool {
+    let min = srv.config.min_replicas_to_write();
+    min > 0
+        && srv.config.min_replicas_max_lag() > 0
+        && !srv.repl.is_replica()
+        && (srv.repl.good_replicas() as i64) < min
+}
+
+/// A read-only replica, for any client but its master's link (READONLY).
+pub fn read_only_here(srv: &ServerState, client: &Client) -> bool {
+    srv.repl.is_replica() && srv.config.replica_read_only() && !client.from_master
 }
 
 /// A write, or a client's EXEC with a queued write (Redis's

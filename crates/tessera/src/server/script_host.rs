@@ -181,16 +181,10 @@ pub fn run_script(
     // A script declared as writing (a shebang without no-writes) is refused
     // up front where writes are, as Redis's scriptPrepareForRun does.
     if spec.flags.shebang && !spec.read_only && !ctx.client.from_master {
-        if srv.repl.is_replica() && srv.config.replica_read_only() {
+        if super::dispatch::read_only_here(srv, ctx.client) {
             return Err(CmdError::ReadOnly);
         }
-        let min = srv.config.min_replicas_to_write();
-        let lag = srv.config.min_replicas_max_lag();
-        if !srv.repl.is_replica()
-            && min > 0
-            && lag > 0
-            && (srv.repl.good_replicas(lag) as i64) < min
-        {
+        if super::dispatch::lacks_good_replicas(srv) {
             return Err(CmdError::NoReplicas);
         }
     }

@@ -404,11 +404,7 @@ fn info_replication(ctx: &Ctx, t: &mut String) {
         && srv.config.min_replicas_to_write() > 0
         && srv.config.min_replicas_max_lag() > 0
     {
-        let _ = write!(
-            t,
-            "min_slaves_good_slaves:{}\r\n",
-            repl.good_replicas(srv.config.min_replicas_max_lag())
-        );
+        let _ = write!(t, "min_slaves_good_slaves:{}\r\n", repl.good_replicas());
     }
     for (i, (ip, port, state, offset, lag)) in replicas.iter().enumerate() {
         let _ = write!(

@@ -179,8 +179,7 @@ fn run(srv: &ServerState, generation: u64) {
                     break t;
                 }
             }
-            drop(f);
-            let mut f = repl.failover.lock();
+            let mut f = f;
             end(srv, &mut f, "Replica never caught up before timeout");
             return;
         }

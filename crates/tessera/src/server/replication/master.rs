@@ -426,6 +426,8 @@ pub fn ack(srv: &ServerState, client: &Client, offset: u64) {
             feed.ip, feed.port
         ));
     }
+    srv.repl
+        .refresh_good(&st, srv.config.min_replicas_max_lag());
     drop(st);
     srv.repl.acks.notify_waiters();
 }
@@ -574,6 +576,8 @@ pub async fn cron(srv: Arc<ServerState>) {
             }
             true
         });
+        srv.repl
+            .refresh_good(&st, srv.config.min_replicas_max_lag());
         let period = srv.config.repl_ping_replica_period().max(1) as u64;
         if !srv.repl.is_replica()
             && !st.feeds.is_empty()

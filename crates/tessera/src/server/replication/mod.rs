@@ -34,7 +34,7 @@ pub mod master;
 pub mod replica;
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, Ordering::*};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, AtomicUsize, Ordering::*};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -200,13 +200,7 @@ impl ReplicaFeed {
     /// Appends to the client's outbox; false (and the client closed) past
     /// the replica class's hard output limit.
     pub fn push(&self, bytes: &[u8]) -> bool {
-        let (size, was_empty) = {
-            let mut outbox = self.info.outbox.lock();
-            let was_empty = outbox.is_empty();
-            outbox.extend_from_slice(bytes);
-            (outbox.len(), was_empty)
-        };
-        self.info.omem.store(size, Relaxed);
+        let (size, was_empty) = self.append_outbox(bytes);
         if self.limit > 0 && size > self.limit {
             self.over_limit();
             return false;
@@ -240,14 +234,22 @@ impl ReplicaFeed {
             self.info.wake.notify_one();
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
-        let size = {
-            let mut outbox = self.info.outbox.lock();
-            outbox.extend_from_slice(bytes);
-            outbox.len()
-        };
-        self.info.omem.store(size, Relaxed);
+        // (A snapshot's bytes do not count against the output limit.)
+        self.append_outbox(bytes);
         self.info.wake.notify_one();
         true
+    }
+
+    /// Appends to the outbox: its new size, and whether it was empty.
+    fn append_outbox(&self, bytes: &[u8]) -> (usize, bool) {
+        let (size, was_empty) = {
+            let mut outbox = self.info.outbox.lock();
+            let was_empty = outbox.is_empty();
+            outbox.extend_from_slice(bytes);
+            (outbox.len(), was_empty)
+        };
+        self.info.omem.store(size, Relaxed);
+        (size, was_empty)
     }
 
     /// Stream bytes, in order.
@@ -453,6 +455,8 @@ pub struct Replication {
     /// The stream's ID and offset name data this server holds (it was a
     /// master, or synced with one): a replica then asks to continue them.
     pub has_history: AtomicBool,
+    /// See [`Replication::good_replicas`].
+    pub good: AtomicUsize,
     /// FAILOVER's state.
     pub failover: failover::FailoverState,
     /// The link's next PSYNC asks the master to hand over (FAILOVER).
@@ -490,6 +494,7 @@ impl Replication {
             no_replicas_since_ms: AtomicI64::new(unix_ms()),
             pending_sync: Mutex::new(None),
             has_history: AtomicBool::new(false),
+            good: AtomicUsize::new(0),
             failover: Default::default(),
             failover_psync: AtomicBool::new(false),
         }
@@ -516,18 +521,25 @@ impl Replication {
             .count()
     }
 
-    /// Online replicas whose last ACK is at most `max_lag_s` old
-    /// (min-replicas-to-write's "good" replicas).
-    pub fn good_replicas(&self, max_lag_s: i64) -> usize {
+    /// min-replicas-to-write's "good" replicas: online ones whose last
+    /// ACK is at most min-replicas-max-lag old, as last counted (at each
+    /// ACK and once a second, as Redis counts them), so a write's check
+    /// is one load.
+    pub fn good_replicas(&self) -> usize {
+        self.good.load(Relaxed)
+    }
+
+    /// Counts the good replicas again (the caller holds the stream).
+    pub fn refresh_good(&self, st: &Stream, max_lag_s: i64) {
         let now = unix_ms();
-        self.stream
-            .lock()
+        let n = st
             .feeds
             .iter()
             .filter(|f| {
                 f.state() == FeedState::Online && (now - f.ack_ms.load(Relaxed)) / 1000 <= max_lag_s
             })
-            .count()
+            .count();
+        self.good.store(n, Relaxed);
     }
 
     /// Whether a replica's master link is up (for MASTERDOWN).

@@ -510,9 +510,6 @@ fn stream(
             };
             let args = crate::server::conn::request_args(kind, &parser, &conn.buf[pos..]);
             let bytes = &conn.buf[pos..pos + consumed];
-            if let Some(l) = srv.repl.link.lock().as_mut() {
-                l.read_offset += consumed as u64;
-            }
             let getack = crate::commands::replication::is_getack(&args);
             if getack {
                 let offset = srv.repl.stream.lock().offset.to_string();
@@ -545,6 +542,11 @@ fn stream(
                 }
             }
             pos += consumed;
+        }
+        if pos > 0 {
+            if let Some(l) = srv.repl.link.lock().as_mut() {
+                l.read_offset += pos as u64;
+            }
         }
         conn.buf.drain(..pos);
         match conn_fill_once(conn, srv, generation) {
