@@ -212,7 +212,7 @@ fn run_sync(srv: &ServerState, job: &SyncJob) {
         let attempt = {
             // (No other thread adds a replica once the job has begun.)
             let guard = if srv.repl.is_replica() {
-                Some(srv.repl.apply_lock.lock())
+                Some(srv.repl.quiesce())
             } else {
                 None
             };

@@ -26,9 +26,12 @@
 //! and the feed is positioned at the stream's offset once every unit below
 //! that number has been encoded and none after it (`Journal::if_fed_below`
 //! or, when the unit arrives first, [`StreamFeeder`] itself). On a replica
-//! the link thread holds [`Replication::apply_lock`] while it applies and
-//! forwards a command, and a full sync begins its snapshot under it.
+//! the link thread holds [`Replication::apply_lock`] while it routes and
+//! forwards commands to the apply threads ([`apply`]), and a full sync
+//! begins its snapshot under it with those threads drained
+//! ([`Replication::quiesce`]).
 
+pub mod apply;
 pub mod failover;
 pub mod master;
 pub mod replica;
@@ -438,9 +441,13 @@ pub struct Replication {
     /// Bumped by every REPLICAOF: a link thread of an older generation
     /// stops.
     pub generation: AtomicU64,
-    /// Held by a replica's link thread while it applies and forwards one
-    /// command, and by a full sync beginning its snapshot there.
-    pub apply_lock: Mutex<()>,
+    /// Held by a replica's link thread while it routes and forwards what it
+    /// read; taken through [`Replication::quiesce`] by whoever needs the
+    /// data to match the stream's offset.
+    apply_lock: Mutex<()>,
+    /// The replica's apply threads (started with the first link when there
+    /// is more than one worker).
+    lanes: std::sync::OnceLock<apply::Lanes>,
     /// The journal feeds the stream (attached at the first replica).
     pub attached: AtomicBool,
     /// Wakes WAIT and semi-synchronous replies when an ACK arrives.
@@ -486,6 +493,7 @@ impl Replication {
             is_replica: AtomicBool::new(false),
             generation: AtomicU64::new(0),
             apply_lock: Mutex::new(()),
+            lanes: std::sync::OnceLock::new(),
             attached: AtomicBool::new(false),
             acks: Notify::new(),
             sync_full: AtomicU64::new(0),
@@ -498,6 +506,30 @@ impl Replication {
             failover: Default::default(),
             failover_psync: AtomicBool::new(false),
         }
+    }
+
+    /// The link's lock with the apply threads drained: while it is held
+    /// the data is exactly what the stream's offset says (nothing routed
+    /// is still to be applied, nothing new is routed).
+    pub fn quiesce(&self) -> parking_lot::MutexGuard<'_, ()> {
+        let guard = self.apply_lock.lock();
+        if let Some(lanes) = self.lanes.get() {
+            lanes.drain();
+        }
+        guard
+    }
+
+    /// The apply threads, started on first use: one per worker thread
+    /// (none with one worker: the link applies everything itself).
+    pub fn lanes(&self, srv: &super::state::ServerState) -> &apply::Lanes {
+        self.lanes.get_or_init(|| {
+            let count = if srv.worker_threads > 1 {
+                srv.worker_threads
+            } else {
+                0
+            };
+            apply::Lanes::start(srv, count)
+        })
     }
 
     pub fn is_replica(&self) -> bool {
@@ -668,9 +700,10 @@ pub fn stop_following(srv: &super::state::ServerState) {
     if !srv.repl.is_replica.load(SeqCst) {
         return;
     }
-    // (The link thread applies and forwards each command under the apply
-    // lock: none of the old master's is half done once we hold it.)
-    let applying = srv.repl.apply_lock.lock();
+    // (The link routes and forwards what it read under the apply lock,
+    // and the lanes are drained: none of the old master's commands is half
+    // done, or still to be applied, once we hold it.)
+    let applying = srv.repl.quiesce();
     srv.repl.generation.fetch_add(1, SeqCst);
     *srv.repl.link.lock() = None;
     srv.config.set_replicaof(None);

@@ -12,11 +12,10 @@
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::sync::atomic::Ordering::*;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{Link, LinkState};
-use crate::server::client::{Client, ClientInfo, PeerAddr};
+use crate::server::client::{Client, PeerAddr};
 use crate::server::state::{unix_ms, ServerState};
 use crate::util::log;
 
@@ -90,13 +89,8 @@ struct MasterClient {
 
 impl MasterClient {
     fn new(srv: &ServerState, addr: PeerAddr) -> MasterClient {
-        let id = srv.clients.next_id();
-        let info = Arc::new(ClientInfo::new(id, addr.clone(), addr, -1, unix_ms()));
-        let mut client = Client::new(srv, id, info, srv.acceptor.clone());
-        client.from_master = true;
-        client.authenticated = true;
         MasterClient {
-            client,
+            client: super::apply::master_client(srv, addr, srv.acceptor.clone()),
             out: tessera_resp::encode::ReplyBuf::new(tessera_resp::encode::Protocol::Resp2),
         }
     }
@@ -426,7 +420,7 @@ fn full_sync(
         }
     }
     log::notice("MASTER <-> REPLICA sync: Flushing old data");
-    let _applying = srv.repl.apply_lock.lock();
+    let _applying = srv.repl.quiesce();
     {
         // Our replicas resynchronize with the new history.
         let mut st = srv.repl.stream.lock();
@@ -471,6 +465,24 @@ fn stream(
     conn: &mut Conn,
     mc: &mut MasterClient,
 ) -> Result<(), String> {
+    let lanes = srv.repl.lanes(srv);
+    let result = route_stream(srv, generation, conn, mc, lanes);
+    // What was routed is applied before the link counts as ended (a
+    // promotion, a new sync or the next link starts from applied data).
+    lanes.drain();
+    result
+}
+
+/// Reads the master's commands and routes them to the apply lanes (or runs
+/// them on this thread: the barriers of [`super::apply`]), forwarding each
+/// one's bytes to this server's stream as it is routed.
+fn route_stream(
+    srv: &ServerState,
+    generation: u64,
+    conn: &mut Conn,
+    mc: &mut MasterClient,
+    lanes: &super::apply::Lanes,
+) -> Result<(), String> {
     use tessera_resp::request::{Limits, RequestParser};
     let mut parser = RequestParser::new();
     let limits = Limits {
@@ -481,6 +493,8 @@ fn stream(
     if mc.client.multi.active {
         crate::commands::multi::discard_transaction(srv, &mut mc.client);
     }
+    let mut batches: Vec<super::apply::Batch> =
+        (0..lanes.count()).map(|_| Default::default()).collect();
     // Bytes of a transaction applied at its EXEC.
     let mut in_multi: Vec<u8> = Vec::new();
     let mut last_ack = Instant::now() - Duration::from_secs(2);
@@ -488,6 +502,8 @@ fn stream(
     let timeout = conn.timeout;
     loop {
         if last_ack.elapsed() >= Duration::from_secs(1) {
+            // (An acknowledged offset is applied, not merely routed.)
+            lanes.drain();
             let offset = srv.repl.stream.lock().offset.to_string();
             conn.send(&[b"REPLCONF", b"ACK", offset.as_bytes()])?;
             last_ack = Instant::now();
@@ -496,40 +512,61 @@ fn stream(
             return Ok(());
         }
         let mut pos = 0;
-        while pos < conn.buf.len() {
-            let found = parser
-                .parse(&conn.buf[pos..], &limits, false)
-                .map_err(|e| {
-                    format!(
-                        "Protocol error from MASTER: {}",
-                        String::from_utf8_lossy(e.message())
-                    )
-                })?;
-            let Some((kind, consumed)) = found else {
-                break;
-            };
-            let args = crate::server::conn::request_args(kind, &parser, &conn.buf[pos..]);
-            let bytes = &conn.buf[pos..pos + consumed];
-            let getack = crate::commands::replication::is_getack(&args);
-            if getack {
-                let offset = srv.repl.stream.lock().offset.to_string();
-                let mut ack = Vec::new();
-                crate::journal::encode_command(
-                    &[b"REPLCONF".as_slice(), b"ACK", offset.as_bytes()],
-                    &mut ack,
-                );
-                conn.sock
-                    .write_all(&ack)
-                    .map_err(|e| format!("Error writing to MASTER: {e}"))?;
+        {
+            let _routing = srv.repl.apply_lock.lock();
+            if srv.repl.generation.load(SeqCst) != generation {
+                return Ok(());
             }
-            {
-                let _applying = srv.repl.apply_lock.lock();
-                if srv.repl.generation.load(SeqCst) != generation {
-                    return Ok(());
-                }
-                if !args.is_empty() && !getack {
-                    crate::server::dispatch::execute_now(srv, &mut mc.client, &mut mc.out, &args);
-                    mc.out.buf.clear();
+            while pos < conn.buf.len() {
+                let found = match parser.parse(&conn.buf[pos..], &limits, false) {
+                    Ok(found) => found,
+                    Err(e) => {
+                        // (What was read before is in the stream: applied.)
+                        lanes.submit(&mut batches);
+                        return Err(format!(
+                            "Protocol error from MASTER: {}",
+                            String::from_utf8_lossy(e.message())
+                        ));
+                    }
+                };
+                let Some((kind, consumed)) = found else {
+                    break;
+                };
+                let args = crate::server::conn::request_args(kind, &parser, &conn.buf[pos..]);
+                let bytes = &conn.buf[pos..pos + consumed];
+                let getack = crate::commands::replication::is_getack(&args);
+                if getack {
+                    lanes.submit(&mut batches);
+                    lanes.drain();
+                    let offset = srv.repl.stream.lock().offset.to_string();
+                    let mut ack = Vec::new();
+                    crate::journal::encode_command(
+                        &[b"REPLCONF".as_slice(), b"ACK", offset.as_bytes()],
+                        &mut ack,
+                    );
+                    conn.sock
+                        .write_all(&ack)
+                        .map_err(|e| format!("Error writing to MASTER: {e}"))?;
+                } else if !args.is_empty() {
+                    let lane = if mc.client.multi.active {
+                        None
+                    } else {
+                        lanes.lane_for(&args)
+                    };
+                    match lane {
+                        Some(i) => batches[i].push(mc.client.db, &args),
+                        None => {
+                            lanes.submit(&mut batches);
+                            lanes.drain();
+                            crate::server::dispatch::execute_now(
+                                srv,
+                                &mut mc.client,
+                                &mut mc.out,
+                                &args,
+                            );
+                            mc.out.buf.clear();
+                        }
+                    }
                 }
                 if mc.client.multi.active {
                     in_multi.extend_from_slice(bytes);
@@ -540,8 +577,11 @@ fn stream(
                     }
                     st.append(bytes);
                 }
+                pos += consumed;
             }
-            pos += consumed;
+            // (Handed over before the lock is released: a quiesce then
+            // finds every routed command in a lane.)
+            lanes.submit(&mut batches);
         }
         if pos > 0 {
             if let Some(l) = srv.repl.link.lock().as_mut() {
