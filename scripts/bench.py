@@ -23,6 +23,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -970,6 +971,59 @@ def main_repl(args):
 
 
 
+def main_repl_apply(args):
+    """How fast a replica applies a stream it has fallen behind on: the replica is stopped
+    (SIGSTOP) while the master takes --keys pipelined SETs, then resumed; seconds until its
+    offset is the master's. Tessera replicas with 1 and with --threads apply threads."""
+    all_cores = ",".join(str(c) for c in range(os.cpu_count()))
+    n = args.keys
+    configs = [("redis", 1), ("tessera", 1), ("tessera", args.threads)]
+    results = {}
+    for r in range(args.rounds):
+        for kind, threads in (configs if r % 2 == 0 else list(reversed(configs))):
+            master = Server(kind, args.server_core, 1, ("--repl-diskless-sync-delay", "0",
+                                                        "--repl-backlog-size", "1gb",
+                                                        "--client-output-buffer-limit", "replica 0 0 0"))
+            replica = None
+            try:
+                replica = Server(kind, all_cores, threads, ("--replicaof", "127.0.0.1", str(master.port)))
+                wait_replica_synced(master.port, replica.port)
+                replica.proc.send_signal(signal.SIGSTOP)
+                before = int(info_fields(master.port, "replication")["master_repl_offset"])
+                redis_benchmark(master.port, "set", ["-c", "50", "-P", "16", "-r", "1000000"], n, args.client_cores)
+                after = int(info_fields(master.port, "replication")["master_repl_offset"])
+                u0, _ = cpu_split(replica.proc.pid)
+                replica.proc.send_signal(signal.SIGCONT)
+                secs = wait_replica_synced(master.port, replica.port)
+                u1, _ = cpu_split(replica.proc.pid)
+            finally:
+                if replica:
+                    replica.proc.send_signal(signal.SIGCONT)
+                    replica.stop()
+                master.stop()
+            v = (n / secs, (after - before) / secs / 1e6, (u1 - u0) * 1e6 / n)
+            results.setdefault((kind, threads), []).append(v)
+            print(f"apply {kind:<8} threads={threads} {v[0]:>10.0f} cmd/s {v[1]:.1f} MB/s user/cmd={v[2]:.2f}us", flush=True)
+    med = {k: [statistics.median(x[i] for x in v) for i in range(3)] for k, v in results.items()}
+    base = med[("redis", 1)][0]
+    table = [
+        f"Measured {time.strftime('%Y-%m-%d')} on this machine ({os.cpu_count()} cores): the master (same server, one "
+        f"thread) pinned to core {args.server_core} takes {n:,} SETs (`redis-benchmark -t set -c 50 -P 16 -r 1000000`) "
+        f"while its replica is stopped with SIGSTOP; the replica (may use every core) is then resumed and timed until "
+        f"its offset is the master's. The master is idle meanwhile except for sending. Median of {args.rounds} rounds. "
+        f"Produced by {invocation()}.",
+        "",
+        "| replica | apply threads | commands/s | stream MB/s | replica user us/command | vs redis-server |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for kind, threads in configs:
+        v = med[(kind, threads)]
+        name = "redis-server" if kind == "redis" else "Tessera"
+        table.append(f"| {name} | {threads} | {v[0]:.0f} | {v[1]:.1f} | {v[2]:.2f} | {v[0] / base:.2f}x |")
+    write_section(args.output, args.doc_section or "replica apply rate", "\n".join(table))
+    print("\n".join(table))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=int, default=5)
@@ -1027,6 +1081,8 @@ def main():
         return main_acl(args)
     if args.section == "repl":
         return main_repl(args)
+    if args.section == "repl-apply":
+        return main_repl_apply(args)
     if args.section == "custom":
         # One ad-hoc case, for looking into a row: --command, optional --load, --bench-args.
         custom = [("custom", args.load, args.command, args.bench_args.split())]

@@ -286,6 +286,18 @@ impl Loader<'_> {
             if !d.has(MULTI_ARG) && args.len() != 1 {
                 return Err("wrong number of arguments".into());
             }
+            // One quoted value of a many-valued directive is its values
+            // separated by spaces, as CONFIG SET takes them (what a
+            // command-line `--client-output-buffer-limit "replica 0 0 0"`
+            // becomes).
+            let split;
+            let args = match args {
+                [one] if d.has(MULTI_ARG) && !one.is_empty() => {
+                    split = super::parse::split_spaces(one);
+                    split.as_slice()
+                }
+                _ => args,
+            };
             let base = self.cfg.special.read().dir.clone();
             let mut v = self.cfg.parse_value(i, args, &base)?;
             if d.ty == Ty::Special(Special::Save) {

@@ -1276,3 +1276,15 @@ fn threads_is_a_start_up_spelling_of_io_threads() {
     let c = load_file("threads 5\n", &[]).expect("a config file may say threads");
     assert_eq!(c.threads(), 5);
 }
+
+#[test]
+fn one_quoted_value_of_a_many_valued_directive_is_split_at_spaces() {
+    let c = load(&["--client-output-buffer-limit", "replica 0 0 0"]).expect("valid");
+    assert!(get1(&c, "client-output-buffer-limit").contains("slave 0 0 0"));
+    let c = load(&["--oom-score-adj-values", "0 200 800"]).expect("valid");
+    assert_eq!(get1(&c, "oom-score-adj-values"), "0 200 800");
+    let c = load_file("client-output-buffer-limit \"pubsub 1mb 2mb 3\"\n", &[]).expect("valid");
+    assert!(get1(&c, "client-output-buffer-limit").contains("pubsub 1048576 2097152 3"));
+    let c = load(&["--save", ""]).expect("valid");
+    assert_eq!(get1(&c, "save"), "");
+}
