@@ -106,9 +106,10 @@ run() {
         [collections]="--section collections --doc-section collections-many --rounds $rounds --seconds $secs"
         [types]="--section types --doc-section types-many --rounds $rounds --seconds $secs"
         [scripting]="--section scripting --doc-section scripting-many --rounds $rounds --seconds $secs"
+        [repl-apply]="--section repl-apply --doc-section replica-apply-many --threads 8 --keys 4000000 --rounds 1"
     )
     local name s
-    for name in ${SECTIONS:-scaling core load load-threads collections types scripting}; do
+    for name in ${SECTIONS:-scaling core load load-threads collections types scripting repl-apply}; do
         s=${sections[$name]:-}
         [[ -n $s ]] || { echo "unknown section $name" | tee -a "$OUT/log"; continue; }
         if ((SECONDS > budget)); then echo "skipped (time budget): $s" | tee -a "$OUT/log"; continue; fi
