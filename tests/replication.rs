@@ -765,6 +765,13 @@ fn a_master_that_sends_garbage_or_a_torn_snapshot_never_breaks_the_replica() {
             b"+FULLRESYNC 0123456789012345678901234567890123456789 0\r\n$999999999999\r\nREDIS"
                 .to_vec(),
         ),
+        ("not an RDB payload", {
+            let mut v =
+                b"+FULLRESYNC 0123456789012345678901234567890123456789 0\r\n$999999999999\r\n"
+                    .to_vec();
+            v.extend(std::iter::repeat_n(b'x', 1 << 20));
+            v
+        }),
     ];
     for (what, script) in cases {
         let stop = Arc::new(AtomicBool::new(false));
@@ -782,6 +789,10 @@ fn a_master_that_sends_garbage_or_a_torn_snapshot_never_breaks_the_replica() {
         assert_eq!(ri["master_link_status"], "down", "{what}");
         replica.assert_healthy();
         assert_eq!(c.call(&["PING"]), simple("PONG"), "{what}");
+        if what == "not an RDB payload" {
+            // Dropped at its first bytes, not after the claimed length.
+            assert!(replica.log_tail(40).contains("wrong signature"), "{what}");
+        }
         assert_eq!(c.call(&["REPLICAOF", "NO", "ONE"]), simple("OK"));
         stop.store(true, Ordering::Relaxed);
         let sessions = handle.join().expect("fake master");

@@ -373,52 +373,49 @@ fn full_sync(
             .to_string(),
         n => format!("MASTER <-> REPLICA sync: receiving {n} bytes from master to disk"),
     });
-    let mut rdb = Vec::new();
-    loop {
-        let done = match (&mark, size) {
-            (Some(m), _) => rdb.len() >= m.len() && rdb[rdb.len() - m.len()..] == m[..],
-            (None, n) => rdb.len() as i64 >= n,
-        };
-        if done {
-            break;
-        }
-        if conn.buf.is_empty() {
-            conn.fill(srv, generation)?;
-        }
-        let take = match (&mark, size) {
-            (Some(_), _) => conn.buf.len(),
-            (None, n) => conn.buf.len().min((n - rdb.len() as i64) as usize),
-        };
-        // (With an EOF mark the stream after it waits for our first ACK,
-        // so nothing past the mark arrives in the same read.)
-        rdb.extend(conn.buf.drain(..take));
-        if let Some(l) = srv.repl.link.lock().as_mut() {
-            l.transfer_read = rdb.len() as u64;
-            l.transfer_last_io_ms = unix_ms();
-        }
-    }
-    if let Some(m) = &mark {
-        rdb.truncate(rdb.len() - m.len());
-    }
-    if srv.config.repl_diskless_load() == "disabled" {
-        // As Redis, the received file becomes the dump file.
-        let path = crate::server::persist::rdb_path(srv);
-        let tmp = path.with_file_name(format!(
-            "temp-{}.{}.rdb",
-            unix_ms() / 1000,
-            std::process::id()
-        ));
-        let written = std::fs::File::create(&tmp)
-            .and_then(|mut f| f.write_all(&rdb).and_then(|_| f.sync_all()))
-            .and_then(|_| std::fs::rename(&tmp, &path));
-        if let Err(e) = written {
+    // With `repl-diskless-load disabled` (the default) the payload goes to
+    // a temporary file as it arrives, as Redis writes it, so a transfer
+    // that never ends fills the disk rather than memory; otherwise it is
+    // gathered in memory.
+    let to_disk = srv.config.repl_diskless_load() == "disabled";
+    let path = crate::server::persist::rdb_path(srv);
+    let tmp = path.with_file_name(format!(
+        "temp-{}.{}.rdb",
+        unix_ms() / 1000,
+        std::process::id()
+    ));
+    let mut file = if to_disk {
+        Some(std::fs::File::create(&tmp).map_err(|e| {
+            format!("Opening the temp file needed for MASTER <-> REPLICA synchronization: {e}")
+        })?)
+    } else {
+        None
+    };
+    let received = receive_payload(srv, generation, conn, mark.as_deref(), size, &mut file);
+    let rdb = match (received, file) {
+        (Err(e), _) => {
             let _ = std::fs::remove_file(&tmp);
-            return Err(format!(
-                "Failed trying to rename the temp DB into {} in MASTER <-> REPLICA synchronization: {e}",
-                path.display()
-            ));
+            return Err(e);
         }
-    }
+        (Ok(rdb), None) => rdb,
+        (Ok(_), Some(f)) => {
+            // As Redis, the received file becomes the dump file.
+            let written = f
+                .sync_all()
+                .and_then(|_| std::fs::rename(&tmp, &path))
+                .and_then(|_| std::fs::read(&path));
+            match written {
+                Ok(rdb) => rdb,
+                Err(e) => {
+                    let _ = std::fs::remove_file(&tmp);
+                    return Err(format!(
+                        "Failed trying to rename the temp DB into {} in MASTER <-> REPLICA synchronization: {e}",
+                        path.display()
+                    ));
+                }
+            }
+        }
+    };
     log::notice("MASTER <-> REPLICA sync: Flushing old data");
     let _applying = srv.repl.quiesce();
     {
@@ -459,6 +456,85 @@ fn full_sync(
 }
 
 /// Applies the master's stream until the link drops or is replaced.
+/// Reads a snapshot payload of `size` bytes, or up to the EOF `mark`, into
+/// `file` when there is one (the returned bytes are then empty) or into
+/// memory. The first bytes must be an RDB signature: a master that answers
+/// something else is dropped at once, not after it has sent gigabytes.
+fn receive_payload(
+    srv: &ServerState,
+    generation: u64,
+    conn: &mut Conn,
+    mark: Option<&[u8]>,
+    size: i64,
+    file: &mut Option<std::fs::File>,
+) -> Result<Vec<u8>, String> {
+    const SIGNATURE: usize = 9;
+    let mut rdb = Vec::new();
+    let mut head: Vec<u8> = Vec::with_capacity(SIGNATURE);
+    // The last bytes received, where the EOF mark is looked for.
+    let mut tail: Vec<u8> = Vec::new();
+    let mut received: u64 = 0;
+    loop {
+        let done = match mark {
+            Some(m) => tail.len() >= m.len() && tail[tail.len() - m.len()..] == m[..],
+            None => received as i64 >= size,
+        };
+        if done {
+            break;
+        }
+        if conn.buf.is_empty() {
+            conn.fill(srv, generation)?;
+        }
+        let take = match mark {
+            Some(_) => conn.buf.len(),
+            None => conn.buf.len().min((size - received as i64) as usize),
+        };
+        // (With an EOF mark the stream after it waits for our first ACK,
+        // so nothing past the mark arrives in the same read.)
+        let chunk = &conn.buf[..take];
+        if head.len() < SIGNATURE {
+            let want = (SIGNATURE - head.len()).min(chunk.len());
+            head.extend_from_slice(&chunk[..want]);
+            let ok = head.len() < 5 && b"REDIS".starts_with(&head)
+                || head.starts_with(b"REDIS") && head[5..].iter().all(u8::is_ascii_digit);
+            if !ok {
+                return Err(
+                    "MASTER <-> REPLICA sync: the payload is not an RDB file (wrong signature)"
+                        .into(),
+                );
+            }
+        }
+        match file.as_mut() {
+            Some(f) => f.write_all(chunk).map_err(|e| {
+                format!("Write error or short write writing to the DB dump file needed for MASTER <-> REPLICA synchronization: {e}")
+            })?,
+            None => rdb.extend_from_slice(chunk),
+        }
+        if let Some(m) = mark {
+            tail.extend_from_slice(chunk);
+            if tail.len() > m.len() {
+                tail.drain(..tail.len() - m.len());
+            }
+        }
+        received += take as u64;
+        conn.buf.drain(..take);
+        if let Some(l) = srv.repl.link.lock().as_mut() {
+            l.transfer_read = received;
+            l.transfer_last_io_ms = unix_ms();
+        }
+    }
+    if let Some(m) = mark {
+        let keep = received.saturating_sub(m.len() as u64);
+        match file.as_mut() {
+            Some(f) => f.set_len(keep).map_err(|e| {
+                format!("Failed trying to truncate the DB dump file needed for MASTER <-> REPLICA synchronization: {e}")
+            })?,
+            None => rdb.truncate(keep as usize),
+        }
+    }
+    Ok(rdb)
+}
+
 fn stream(
     srv: &ServerState,
     generation: u64,
