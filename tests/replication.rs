@@ -1130,3 +1130,39 @@ fn a_replica_applying_on_many_threads_keeps_the_masters_order() {
         );
     }
 }
+
+/// The master link is a client as Redis lists it (flag M, the master's address), and CLIENT
+/// KILL TYPE master drops it: the replica reconnects and continues partially.
+#[test]
+fn the_master_link_is_listed_and_killable() {
+    let master = start(ServerKind::Tessera, &[]);
+    let replica = replica_of(ServerKind::target(), &master, &[]);
+    populate(&mut master.raw(), 9);
+    wait_synced(&master, &replica);
+    let mut r = replica.raw();
+    let Frame::Bulk(list) = r.call(&["CLIENT", "LIST", "TYPE", "master"]) else {
+        panic!("CLIENT LIST")
+    };
+    let list = String::from_utf8_lossy(&list).to_string();
+    let lines: Vec<&str> = list.lines().collect();
+    assert_eq!(lines.len(), 1, "{list}");
+    assert!(lines[0].contains(" flags=M "), "{list}");
+    assert!(
+        lines[0].contains(&format!(" addr=127.0.0.1:{} ", master.port())),
+        "{list}"
+    );
+    let Frame::Bulk(normal) = r.call(&["CLIENT", "LIST", "TYPE", "normal"]) else {
+        panic!("CLIENT LIST")
+    };
+    assert!(!String::from_utf8_lossy(&normal).contains("flags=M"));
+    assert_eq!(
+        r.call(&["CLIENT", "KILL", "TYPE", "master"]),
+        Frame::Integer(1)
+    );
+    mixed_writes(master.port(), 21, 2, 30);
+    wait_synced(&master, &replica);
+    let stats = info(&mut master.raw(), "stats");
+    assert_eq!(stats["sync_full"], "1");
+    assert_eq!(stats["sync_partial_ok"], "1");
+    assert_same_dataset(&master, &replica, "after CLIENT KILL TYPE master");
+}

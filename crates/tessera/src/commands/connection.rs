@@ -332,7 +332,7 @@ fn is_pubsub_client(c: &crate::server::client::ClientInfo) -> bool {
 }
 
 /// Redis's client types, as CLIENT LIST TYPE and CLIENT KILL TYPE name
-/// them (a monitor counts as normal; the master link is not listed).
+/// them (a monitor counts as normal).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum ClientType {
     Normal,
@@ -344,6 +344,8 @@ enum ClientType {
 fn client_type(c: &crate::server::client::ClientInfo) -> ClientType {
     if c.is_replica.load(Relaxed) {
         ClientType::Replica
+    } else if c.is_master.load(Relaxed) {
+        ClientType::Master
     } else if is_pubsub_client(c) {
         ClientType::PubSub
     } else {

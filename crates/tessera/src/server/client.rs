@@ -274,6 +274,8 @@ pub struct ClientInfo {
     /// A replica connection (PSYNC/SYNC): flag `S`, CLIENT KILL TYPE
     /// replica.
     pub is_replica: AtomicBool,
+    /// A replica's link to its master: flag `M`, CLIENT KILL TYPE master.
+    pub is_master: AtomicBool,
     /// Blocked by BLPOP and friends (flag `b` in CLIENT LIST).
     pub blocked: AtomicBool,
     pub no_evict: AtomicBool,
@@ -350,6 +352,7 @@ impl ClientInfo {
             user: Mutex::new(crate::acl::acl().default_user().clone()),
             killed: AtomicBool::new(false),
             wake: Notify::new(),
+            is_master: AtomicBool::new(false),
             fd_open: Mutex::new(true),
             input_in_hand: AtomicBool::new(false),
             input_batches: AtomicU64::new(0),
@@ -481,6 +484,9 @@ impl ClientInfo {
         }
         if self.is_monitor.load(Relaxed) {
             flags.push('O');
+        }
+        if self.is_master.load(Relaxed) {
+            flags.push('M');
         }
         if self.sub_counts.iter().any(|c| c.load(Relaxed) > 0) {
             flags.push('P');

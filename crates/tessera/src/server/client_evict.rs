@@ -71,7 +71,11 @@ fn evict(srv: &ServerState, limit: u64, current: Option<u64>) -> bool {
     }
     let mut candidates: Vec<_> = clients
         .into_iter()
-        .filter(|c| !c.no_evict.load(Relaxed))
+        // (As Redis: only normal and pub/sub clients are evicted, never a
+        // replica or the master link.)
+        .filter(|c| {
+            !c.no_evict.load(Relaxed) && !c.is_replica.load(Relaxed) && !c.is_master.load(Relaxed)
+        })
         .map(|c| (c.total_memory() as u64, c))
         .collect();
     candidates.sort_by_key(|c| std::cmp::Reverse(c.0));

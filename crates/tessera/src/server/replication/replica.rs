@@ -12,10 +12,11 @@
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::sync::atomic::Ordering::*;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{Link, LinkState};
-use crate::server::client::{Client, PeerAddr};
+use crate::server::client::{Client, ClientInfo, PeerAddr};
 use crate::server::state::{unix_ms, ServerState};
 use crate::util::log;
 
@@ -338,7 +339,53 @@ fn session(
     if let Some(l) = srv.repl.link.lock().as_mut() {
         l.down_since_ms = 0;
     }
-    stream(srv, generation, &mut conn, mc)
+    let listed = ListedMaster::register(srv, mc, &conn.sock, addr);
+    let streamed = stream(srv, generation, &mut conn, mc);
+    drop(listed);
+    streamed
+}
+
+/// The master link as CLIENT LIST shows it (flag `M`, a new id per link,
+/// as Redis creates its master client per link). CLIENT KILL reaches it by
+/// shutting the socket down, which ends the link; it is retried.
+struct ListedMaster<'a> {
+    srv: &'a ServerState,
+    info: Arc<ClientInfo>,
+}
+
+impl<'a> ListedMaster<'a> {
+    fn register(
+        srv: &'a ServerState,
+        mc: &mut MasterClient,
+        sock: &TcpStream,
+        addr: std::net::SocketAddr,
+    ) -> ListedMaster<'a> {
+        use std::os::fd::AsRawFd;
+        let id = srv.clients.next_id();
+        let laddr = sock.local_addr().unwrap_or(addr);
+        let info = Arc::new(ClientInfo::new(
+            id,
+            PeerAddr::Tcp(addr),
+            PeerAddr::Tcp(laddr),
+            sock.as_raw_fd(),
+            unix_ms(),
+        ));
+        info.is_master.store(true, Relaxed);
+        info.db.store(mc.client.db, Relaxed);
+        mc.client.id = id;
+        mc.client.info = info.clone();
+        srv.clients.register(info.clone());
+        ListedMaster { srv, info }
+    }
+}
+
+impl Drop for ListedMaster<'_> {
+    fn drop(&mut self) {
+        // (Before the socket closes: CLIENT KILL must not shut down a
+        // descriptor that another socket may reuse.)
+        self.info.mark_closed();
+        self.srv.clients.unregister(self.info.id);
+    }
 }
 
 /// Receives the snapshot and loads it in place of the data.
