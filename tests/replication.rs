@@ -635,27 +635,44 @@ fn semi_sync_holds_write_replies_until_a_replica_acknowledges() {
 /// comes back with a (full) resync.
 #[test]
 fn a_replica_over_its_output_limit_is_dropped_and_resyncs() {
-    let master = start(
-        ServerKind::target(),
-        &["--client-output-buffer-limit", "replica", "256kb", "0", "0"],
-    );
-    let replica = replica_of(ServerKind::target(), &master, &[]);
-    wait_synced(&master, &replica);
-    // The replica stops reading: its process is stopped while the master writes.
-    signal(&replica, "-STOP");
-    let mut m = master.raw();
-    let big = "y".repeat(64 * 1024);
-    // (More than the kernel's socket buffers on both sides can absorb.)
-    for i in 0..320 {
-        assert_eq!(m.call(&["SET", &format!("b{i}"), &big]), simple("OK"));
+    // The hard limit at once; the soft one once over it for longer than its second.
+    for (hard, soft, seconds) in [("256kb", "0", "0"), ("0", "256kb", "1")] {
+        let master = start(
+            ServerKind::target(),
+            &[
+                "--client-output-buffer-limit",
+                "replica",
+                hard,
+                soft,
+                seconds,
+            ],
+        );
+        let replica = replica_of(ServerKind::target(), &master, &[]);
+        wait_synced(&master, &replica);
+        // The replica stops reading: its process is stopped while the master writes.
+        signal(&replica, "-STOP");
+        let mut m = master.raw();
+        let big = "y".repeat(64 * 1024);
+        // (More than the kernel's socket buffers on both sides can absorb.)
+        for i in 0..320 {
+            assert_eq!(m.call(&["SET", &format!("b{i}"), &big]), simple("OK"));
+        }
+        let mut i = 0;
+        let dropped = wait_until(SYNC_TIMEOUT, || {
+            // (A soft limit is judged as the stream grows.)
+            i += 1;
+            m.call(&["SET", &format!("late{i}"), "1"]);
+            std::thread::sleep(Duration::from_millis(100));
+            field(&mut m, "replication", "connected_slaves") == "0"
+        });
+        signal(&replica, "-CONT");
+        assert!(
+            dropped,
+            "the replica over its limit ({hard} {soft} {seconds}) was not dropped"
+        );
+        wait_synced(&master, &replica);
+        assert_eq!(digest(&replica), digest(&master));
     }
-    let dropped = wait_until(SYNC_TIMEOUT, || {
-        field(&mut m, "replication", "connected_slaves") == "0"
-    });
-    signal(&replica, "-CONT");
-    assert!(dropped, "the replica over its limit was not dropped");
-    wait_synced(&master, &replica);
-    assert_eq!(digest(&replica), digest(&master));
 }
 
 // ---------------------------------------------------------------- bad masters

@@ -423,6 +423,29 @@ impl ClientInfo {
         busy
     }
 
+    /// Whether an outbox of `size` bytes breaks `limit`: at or past the hard
+    /// limit, or at or past the soft one for longer than its seconds (the
+    /// time it went over is kept; it is forgotten once under again).
+    pub fn over_output_limit(&self, limit: &crate::config::ObufLimit, size: usize) -> bool {
+        let size = size as u64;
+        if limit.hard_bytes > 0 && size >= limit.hard_bytes {
+            return true;
+        }
+        if limit.soft_bytes > 0 && size >= limit.soft_bytes {
+            let now = super::state::unix_ms();
+            let since = self.obuf_soft_since_ms.load(Relaxed);
+            if since == 0 {
+                self.obuf_soft_since_ms.store(now, Relaxed);
+                return false;
+            }
+            return (now - since) as u64 > limit.soft_seconds * 1000;
+        }
+        if self.obuf_soft_since_ms.load(Relaxed) != 0 {
+            self.obuf_soft_since_ms.store(0, Relaxed);
+        }
+        false
+    }
+
     /// Called by the owning task just before its socket is closed.
     pub fn mark_closed(&self) {
         *self.fd_open.lock() = false;

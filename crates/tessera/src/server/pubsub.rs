@@ -22,7 +22,7 @@ use smallvec::SmallVec;
 use tessera_resp::encode::{Protocol, ReplyBuf};
 
 use super::client::ClientInfo;
-use super::state::{unix_ms, ServerState};
+use super::state::ServerState;
 use crate::config::ClientClass;
 use crate::util::glob::glob_match;
 
@@ -329,21 +329,7 @@ fn push_to(
 /// bytes: true when the client must be disconnected.
 pub fn over_limit(srv: &ServerState, to: &ClientInfo, size: usize) -> bool {
     let limit = srv.config.client_output_buffer_limit(ClientClass::Pubsub);
-    let size = size as u64;
-    if limit.hard_bytes > 0 && size >= limit.hard_bytes {
-        return true;
-    }
-    if limit.soft_bytes > 0 && size >= limit.soft_bytes {
-        let now = unix_ms();
-        let since = to.obuf_soft_since_ms.load(Relaxed);
-        if since == 0 {
-            to.obuf_soft_since_ms.store(now, Relaxed);
-            return false;
-        }
-        return (now - since) as u64 > limit.soft_seconds * 1000;
-    }
-    to.obuf_soft_since_ms.store(0, Relaxed);
-    false
+    to.over_output_limit(&limit, size)
 }
 
 /// The notification channels of one keyspace event, published as Redis

@@ -95,8 +95,7 @@ pub fn psync(
     log::notice(&format!("Replica {name} asks for synchronization"));
     let limit = srv
         .config
-        .client_output_buffer_limit(crate::config::ClientClass::Replica)
-        .hard_bytes as usize;
+        .client_output_buffer_limit(crate::config::ClientClass::Replica);
     let feed = Arc::new(ReplicaFeed::new(
         client.info.clone(),
         replica_addr(client, &hello),

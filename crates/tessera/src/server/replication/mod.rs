@@ -150,7 +150,8 @@ pub struct ReplicaFeed {
     /// Its stream has a start (a lock-free copy of `FeedInner::positioned`
     /// for the per-unit check).
     started: AtomicBool,
-    limit: usize,
+    /// The replica class's output limits (hard, and soft for so long).
+    limit: crate::config::ObufLimit,
     inner: Mutex<FeedInner>,
 }
 
@@ -167,7 +168,13 @@ struct FeedInner {
 const OUTBOX_HIGH_WATER: usize = 4 << 20;
 
 impl ReplicaFeed {
-    pub fn new(info: Arc<ClientInfo>, ip: String, port: u16, psync: bool, limit: usize) -> Self {
+    pub fn new(
+        info: Arc<ClientInfo>,
+        ip: String,
+        port: u16,
+        psync: bool,
+        limit: crate::config::ObufLimit,
+    ) -> Self {
         ReplicaFeed {
             info,
             ip,
@@ -201,10 +208,10 @@ impl ReplicaFeed {
     }
 
     /// Appends to the client's outbox; false (and the client closed) past
-    /// the replica class's hard output limit.
+    /// the replica class's output limits.
     pub fn push(&self, bytes: &[u8]) -> bool {
         let (size, was_empty) = self.append_outbox(bytes);
-        if self.limit > 0 && size > self.limit {
+        if self.info.over_output_limit(&self.limit, size) {
             self.over_limit();
             return false;
         }
@@ -263,7 +270,7 @@ impl ReplicaFeed {
         }
         if !inner.streaming {
             inner.held.extend_from_slice(bytes);
-            if self.limit > 0 && inner.held.len() > self.limit {
+            if self.info.over_output_limit(&self.limit, inner.held.len()) {
                 self.over_limit();
                 return false;
             }
