@@ -1183,3 +1183,22 @@ fn the_master_link_is_listed_and_killable() {
     assert_eq!(stats["sync_partial_ok"], "1");
     assert_same_dataset(&master, &replica, "after CLIENT KILL TYPE master");
 }
+
+/// `replica-lazy-flush yes`: the data a replica held before its full sync is freed in the
+/// background (INFO lazyfreed_objects grows) and the synced data is the master's.
+#[test]
+fn replica_lazy_flush_frees_the_old_data_in_the_background() {
+    let master = start(ServerKind::Tessera, &[]);
+    populate(&mut master.raw(), 31);
+    let replica = start(ServerKind::target(), &["--replica-lazy-flush", "yes"]);
+    let mut r = replica.raw();
+    populate(&mut r, 32);
+    assert_eq!(field(&mut r, "memory", "lazyfreed_objects"), "0");
+    let port = master.port().to_string();
+    assert_eq!(r.call(&["REPLICAOF", "127.0.0.1", &port]), simple("OK"));
+    wait_synced(&master, &replica);
+    assert_same_dataset(&master, &replica, "after a lazily flushed sync");
+    assert!(wait_until(SYNC_TIMEOUT, || {
+        field(&mut r, "memory", "lazyfreed_objects") != "0"
+    }));
+}

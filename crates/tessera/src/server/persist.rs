@@ -466,13 +466,27 @@ pub fn debug_reload(srv: &ServerState, save: bool, flush: bool, merge: bool) -> 
 /// Empties every database and the function libraries, propagating
 /// nothing (what a reload replaces).
 pub fn empty_data(srv: &ServerState) {
+    empty_data_then(srv, false);
+}
+
+/// [`empty_data`], with the old data freed on the lazyfree thread when
+/// `lazy` (a replica's full sync under `replica-lazy-flush yes`), so the
+/// load starts at once.
+pub fn empty_data_then(srv: &ServerState, lazy: bool) {
+    let mut old = Vec::new();
     {
         let mut all = srv.keyspace.lock_all();
         for shard in all.shards_mut() {
             for table in shard.dbs.iter_mut() {
-                drop(table.clear());
+                let cleared = table.clear();
+                if lazy {
+                    old.push(cleared);
+                }
             }
         }
+    }
+    if !old.is_empty() {
+        super::lazyfree::free_later(old);
     }
     *srv.scripts.libraries.lock() = Default::default();
     srv.scripts.generation.fetch_add(1, Relaxed);

@@ -473,7 +473,7 @@ fn full_sync(
     let status = &srv.persistence;
     status.loading.store(true, SeqCst);
     status.loading_started_s.store(unix_ms() / 1000, Relaxed);
-    crate::server::persist::empty_data(srv);
+    crate::server::persist::empty_data_then(srv, srv.config.replica_lazy_flush());
     log::notice("MASTER <-> REPLICA sync: Loading DB in memory");
     let loaded = crate::server::persist::load_image(srv, &rdb, false);
     status.loading.store(false, SeqCst);
