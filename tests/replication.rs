@@ -133,17 +133,26 @@ fn mixed_writes(port: u16, seed: u64, clients: usize, rounds: usize) {
 /// A whole data set through a full sync, with writes from several clients before and during
 /// it and after it, compared key by key and by DEBUG DIGEST.
 fn full_sync_case(master_kind: ServerKind, replica_kind: ServerKind, diskless: bool) {
+    full_sync_case_loading(master_kind, replica_kind, diskless, "disabled");
+}
+
+fn full_sync_case_loading(
+    master_kind: ServerKind,
+    replica_kind: ServerKind,
+    diskless: bool,
+    load: &str,
+) {
     let mode = if diskless { "yes" } else { "no" };
     let master = start(master_kind, &["--repl-diskless-sync", mode]);
     populate(&mut master.raw(), 1);
     let port = master.port();
     let during = std::thread::spawn(move || mixed_writes(port, 2, 3, 150));
-    let replica = replica_of(replica_kind, &master, &[]);
+    let replica = replica_of(replica_kind, &master, &["--repl-diskless-load", load]);
     during.join().expect("writers");
     mixed_writes(port, 3, 2, 60);
     wait_synced(&master, &replica);
     let what = format!(
-        "{} replica of {} master (diskless {mode})",
+        "{} replica of {} master (diskless {mode}, loading {load})",
         replica_kind.name(),
         master_kind.name()
     );
@@ -172,6 +181,14 @@ fn full_sync_redis_master_tessera_replica() {
 fn full_sync_tessera_master_tessera_replica() {
     full_sync_case(ServerKind::Tessera, ServerKind::Tessera, true);
     full_sync_case(ServerKind::Tessera, ServerKind::Tessera, false);
+    // Loaded from memory, not from the file.
+    full_sync_case_loading(ServerKind::Tessera, ServerKind::Tessera, true, "swapdb");
+    full_sync_case_loading(
+        ServerKind::Tessera,
+        ServerKind::Tessera,
+        true,
+        "on-empty-db",
+    );
 }
 
 /// A replica of a replica gets the same stream: the same replication ID and offsets all along
@@ -773,7 +790,7 @@ fn a_master_that_sends_garbage_or_a_torn_snapshot_never_breaks_the_replica() {
         ),
         ("corrupt snapshot", {
             let mut v =
-                b"+FULLRESYNC 0123456789012345678901234567890123456789 0\r\n$20\r\n".to_vec();
+                b"+FULLRESYNC 0123456789012345678901234567890123456789 0\r\n$19\r\n".to_vec();
             v.extend_from_slice(b"REDIS0010\xfa\x05hello\xff\x00\x01");
             v
         }),
@@ -1201,4 +1218,36 @@ fn replica_lazy_flush_frees_the_old_data_in_the_background() {
     assert!(wait_until(SYNC_TIMEOUT, || {
         field(&mut r, "memory", "lazyfreed_objects") != "0"
     }));
+}
+
+/// A snapshot that arrives whole but does not load: `repl-diskless-load swapdb` keeps the data
+/// the replica had; `disabled` and `on-empty-db` (which goes to disk when the data is not
+/// empty) have emptied it, as redis-server does (which then exits, where Tessera retries:
+/// so this runs against Tessera only).
+#[test]
+fn a_failed_load_keeps_the_old_data_only_with_swapdb() {
+    let mut corrupt = b"+FULLRESYNC 0123456789012345678901234567890123456789 0\r\n$19\r\n".to_vec();
+    corrupt.extend_from_slice(b"REDIS0010\xfa\x05hello\xff\x00\x01");
+    for (mode, kept) in [
+        ("swapdb", true),
+        ("disabled", false),
+        ("on-empty-db", false),
+    ] {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (port, handle) = fake_master(corrupt.clone(), stop.clone());
+        let mut replica = start(ServerKind::Tessera, &["--repl-diskless-load", mode]);
+        let mut c = replica.raw();
+        assert_eq!(c.call(&["SET", "mine", "1"]), simple("OK"));
+        assert_eq!(
+            c.call(&["REPLICAOF", "127.0.0.1", &port.to_string()]),
+            simple("OK")
+        );
+        std::thread::sleep(Duration::from_millis(1500));
+        assert_eq!(c.call(&["REPLICAOF", "NO", "ONE"]), simple("OK"));
+        stop.store(true, Ordering::Relaxed);
+        handle.join().expect("fake master");
+        replica.assert_healthy();
+        let want = if kept { bulk("1") } else { Frame::NullBulk };
+        assert_eq!(c.call(&["GET", "mine"]), want, "{mode}");
+    }
 }

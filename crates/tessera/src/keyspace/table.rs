@@ -529,6 +529,14 @@ impl Table {
 
     /// Empties the table, returning the old contents (to free elsewhere).
     /// The database index and the watchers stay.
+    /// Puts back the contents [`clear`](Self::clear) took out, keeping the
+    /// watchers the table has now (they stay with the database).
+    pub fn restore(&mut self, mut old: Table) {
+        old.watched = std::mem::take(&mut self.watched);
+        old.volatile_hint = self.volatile_hint.clone();
+        *self = old;
+    }
+
     pub fn clear(&mut self) -> Table {
         let mut old = std::mem::take(self);
         self.db = old.db;

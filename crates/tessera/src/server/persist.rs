@@ -492,6 +492,52 @@ pub fn empty_data_then(srv: &ServerState, lazy: bool) {
     srv.scripts.generation.fetch_add(1, Relaxed);
 }
 
+/// The data and function libraries a `repl-diskless-load swapdb` sync set
+/// aside while it loads, to be put back if the load fails.
+pub struct SetAside {
+    tables: Vec<Vec<crate::keyspace::table::Table>>,
+    libraries: crate::scripting::functions::Libraries,
+}
+
+/// Empties the data as [`empty_data`] does, keeping what it held.
+pub fn set_aside_data(srv: &ServerState) -> SetAside {
+    let tables = {
+        let mut all = srv.keyspace.lock_all();
+        all.shards_mut()
+            .map(|shard| shard.dbs.iter_mut().map(|t| t.clear()).collect())
+            .collect()
+    };
+    let libraries = std::mem::take(&mut *srv.scripts.libraries.lock());
+    srv.scripts.generation.fetch_add(1, Relaxed);
+    SetAside { tables, libraries }
+}
+
+/// Replaces the data with what [`set_aside_data`] kept (the half-loaded
+/// data is freed in the background).
+pub fn restore_data(srv: &ServerState, kept: SetAside) {
+    let mut partial = Vec::new();
+    {
+        let mut all = srv.keyspace.lock_all();
+        for (shard, tables) in all.shards_mut().zip(kept.tables) {
+            for (table, old) in shard.dbs.iter_mut().zip(tables) {
+                partial.push(table.clear());
+                table.restore(old);
+            }
+        }
+    }
+    super::lazyfree::free_later(partial);
+    *srv.scripts.libraries.lock() = kept.libraries;
+    srv.scripts.generation.fetch_add(1, Relaxed);
+}
+
+/// Whether every database is empty (and no function is loaded).
+pub fn data_is_empty(srv: &ServerState) -> bool {
+    let keys: usize = (0..srv.config.databases())
+        .map(|db| srv.keyspace.dbsize(db))
+        .sum();
+    keys == 0 && srv.scripts.libraries.lock().libs.is_empty()
+}
+
 // ---------------------------------------------------------------- AOF
 
 use crate::persistence::aof::{self, manifest::Manifest, reader, Aof, Fsync, Layout};

@@ -424,7 +424,12 @@ fn full_sync(
     // a temporary file as it arrives, as Redis writes it, so a transfer
     // that never ends fills the disk rather than memory; otherwise it is
     // gathered in memory.
-    let to_disk = srv.config.repl_diskless_load() == "disabled";
+    // `on-empty-db` loads from the socket only into an empty data set;
+    // `swapdb` keeps the old data aside until the new one has loaded.
+    let mode = srv.config.repl_diskless_load();
+    let to_disk = mode == "disabled"
+        || (mode == "on-empty-db" && !crate::server::persist::data_is_empty(srv));
+    let swap = mode == "swapdb";
     let path = crate::server::persist::rdb_path(srv);
     let tmp = path.with_file_name(format!(
         "temp-{}.{}.rdb",
@@ -463,7 +468,9 @@ fn full_sync(
             }
         }
     };
-    log::notice("MASTER <-> REPLICA sync: Flushing old data");
+    if !swap {
+        log::notice("MASTER <-> REPLICA sync: Flushing old data");
+    }
     let _applying = srv.repl.quiesce();
     {
         // Our replicas resynchronize with the new history.
@@ -473,7 +480,13 @@ fn full_sync(
     let status = &srv.persistence;
     status.loading.store(true, SeqCst);
     status.loading_started_s.store(unix_ms() / 1000, Relaxed);
-    crate::server::persist::empty_data_then(srv, srv.config.replica_lazy_flush());
+    let kept = if swap {
+        log::notice("MASTER <-> REPLICA sync: Setting the current data aside (swapdb)");
+        Some(crate::server::persist::set_aside_data(srv))
+    } else {
+        crate::server::persist::empty_data_then(srv, srv.config.replica_lazy_flush());
+        None
+    };
     log::notice("MASTER <-> REPLICA sync: Loading DB in memory");
     let loaded = crate::server::persist::load_image(srv, &rdb, false);
     status.loading.store(false, SeqCst);
@@ -483,9 +496,21 @@ fn full_sync(
                 "Done loading RDB, keys loaded: {}, keys expired: {}.",
                 report.keys_loaded, report.keys_expired
             ));
+            if let Some(old) = kept {
+                log::notice("MASTER <-> REPLICA sync: Discarding the data set aside");
+                crate::server::lazyfree::free_later(old);
+            }
         }
         Err(e) => {
-            crate::server::persist::empty_data(srv);
+            match kept {
+                Some(old) => {
+                    log::warning(
+                        "MASTER <-> REPLICA sync: Restoring the data set aside after a failed load",
+                    );
+                    crate::server::persist::restore_data(srv, old);
+                }
+                None => crate::server::persist::empty_data(srv),
+            }
             return Err(format!(
                 "Failed trying to load the MASTER synchronization DB from socket: {e}"
             ));
@@ -502,7 +527,6 @@ fn full_sync(
     Ok(())
 }
 
-/// Applies the master's stream until the link drops or is replaced.
 /// Reads a snapshot payload of `size` bytes, or up to the EOF `mark`, into
 /// `file` when there is one (the returned bytes are then empty) or into
 /// memory. The first bytes must be an RDB signature: a master that answers
@@ -582,6 +606,7 @@ fn receive_payload(
     Ok(rdb)
 }
 
+/// Applies the master's stream until the link drops or is replaced.
 fn stream(
     srv: &ServerState,
     generation: u64,
