@@ -562,3 +562,79 @@ fn a_busy_script_answers_busy_to_tls_clients_on_its_thread() {
     let pong: String = redis::cmd("PING").query(&mut other).unwrap();
     assert_eq!(pong, "PONG");
 }
+
+/// The TLS arguments of a server that serves `tls-port` with `a`'s certificates and, with
+/// `tls-replication yes`, opens its link to its master over TLS showing `a`'s client
+/// certificate.
+fn tls_replication_args(a: &common::tls::Authority) -> Vec<String> {
+    let mut args: Vec<String> = vec!["--tls-port".into(), common::FREE_PORT.into()];
+    args.extend(a.server_args());
+    args.extend([
+        "--tls-replication".into(),
+        "yes".into(),
+        "--tls-client-cert-file".into(),
+        path(&a.client_cert),
+        "--tls-client-key-file".into(),
+        path(&a.client_key),
+    ]);
+    args
+}
+
+fn replication_link_up(s: &TestServer) -> bool {
+    info_field(&mut s.raw(), "replication", "master_link_status") == "up"
+}
+
+/// `tls-replication yes`: a replica's link to its master's tls-port is TLS, with a client
+/// certificate the master requires, in every pairing with redis-server; a master whose
+/// certificate another CA signed is refused at the handshake and the link stays down.
+#[test]
+fn replication_over_tls_in_every_pairing() {
+    use common::ServerKind::{Redis, Tessera};
+    let one = Certs::get().one();
+    for (master_kind, replica_kind) in [(Tessera, Tessera), (Redis, Tessera), (Tessera, Redis)] {
+        let margs = tls_replication_args(&one);
+        let margs: Vec<&str> = margs.iter().map(String::as_str).collect();
+        let master = TestServer::start_kind(master_kind, &margs);
+        let mut m = master.raw();
+        assert_eq!(m.call(&["SET", "before", "1"]), simple("OK"));
+        let master_tls = master.extra_port().to_string();
+        let mut rargs = tls_replication_args(&one);
+        rargs.extend(["--replicaof".into(), "127.0.0.1".into(), master_tls.clone()]);
+        let rargs: Vec<&str> = rargs.iter().map(String::as_str).collect();
+        let replica = TestServer::start_kind(replica_kind, &rargs);
+        let what = format!("{master_kind:?} master, {replica_kind:?} replica");
+        assert!(
+            common::wait_until(Duration::from_secs(30), || replication_link_up(&replica)),
+            "{what}: the link did not come up:\n{}",
+            replica.log_tail(20)
+        );
+        assert_eq!(m.call(&["SET", "after", "2"]), simple("OK"));
+        assert_eq!(
+            common::dataset::int(&m.call(&["WAIT", "1", "5000"])),
+            1,
+            "{what}"
+        );
+        let mut r = replica.raw();
+        assert_eq!(r.call(&["GET", "before"]), bulk("1"), "{what}");
+        assert_eq!(r.call(&["GET", "after"]), bulk("2"), "{what}");
+    }
+    // A master with another CA's certificate: no link.
+    if !target_is_redis() {
+        let two = Certs::get().two();
+        let margs = tls_replication_args(&two);
+        let margs: Vec<&str> = margs.iter().map(String::as_str).collect();
+        let master = TestServer::start_kind(Tessera, &margs);
+        let mut rargs = tls_replication_args(&one);
+        let port = master.extra_port().to_string();
+        rargs.extend(["--replicaof".into(), "127.0.0.1".into(), port]);
+        let rargs: Vec<&str> = rargs.iter().map(String::as_str).collect();
+        let mut replica = TestServer::start_kind(Tessera, &rargs);
+        assert!(common::wait_until(Duration::from_secs(30), || {
+            replica
+                .log_tail(40)
+                .contains("TLS handshake with MASTER failed")
+        }));
+        assert!(!replication_link_up(&replica));
+        replica.assert_healthy();
+    }
+}

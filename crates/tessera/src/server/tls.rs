@@ -924,3 +924,120 @@ mod tests {
         assert!(!SessionCache::new(0, Duration::ZERO).put(b"y".to_vec(), b"y".to_vec()));
     }
 }
+
+// ---------------------------------------------------------------- links Tessera opens
+
+/// The rustls client configuration for the links this server opens
+/// (`tls-replication yes`: a replica's link to its master). It trusts the
+/// CAs of `tls-ca-cert-file` / `tls-ca-cert-dir`, shows
+/// `tls-client-cert-file` / `tls-client-key-file` (or, without them, the
+/// server's own `tls-cert-file` / `tls-key-file`, as Redis does), and
+/// honours `tls-protocols`, `tls-ciphers` and `tls-ciphersuites`.
+pub fn link_config(cfg: &Config) -> Result<Arc<rustls::ClientConfig>, String> {
+    let ca_file = cfg.tls_text("tls-ca-cert-file");
+    let ca_dir = cfg.tls_text("tls-ca-cert-dir");
+    if ca_file.is_none() && ca_dir.is_none() {
+        return Err("Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, tls-replication or tls-auth-clients are enabled!".into());
+    }
+    let roots = load_roots(ca_file.as_deref(), ca_dir.as_deref())
+        .map_err(|e| format!("Failed to configure CA certificate(s) file/directory: {e}"))?;
+    let versions = protocol_versions(cfg.tls_text("tls-protocols").as_deref())?;
+    let mut suites = Vec::new();
+    if versions.contains(&&rustls::version::TLS13) {
+        suites.extend(tls13_suites(cfg.tls_text("tls-ciphersuites").as_deref())?);
+    }
+    if versions.contains(&&rustls::version::TLS12) {
+        suites.extend(tls12_suites(cfg.tls_text("tls-ciphers").as_deref())?);
+    }
+    let provider = Arc::new(CryptoProvider {
+        cipher_suites: suites,
+        ..rustls::crypto::ring::default_provider()
+    });
+    let verifier = rustls::client::WebPkiServerVerifier::builder_with_provider(
+        Arc::new(roots),
+        provider.clone(),
+    )
+    .build()
+    .map_err(|e| format!("Failed to configure CA certificate(s) file/directory: {e}"))?;
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
+        .with_protocol_versions(&versions)
+        .map_err(|e| format!("Failed to configure TLS: {e}"))?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(ChainOnly(verifier)));
+    let identity = match (
+        cfg.tls_text("tls-client-cert-file"),
+        cfg.tls_text("tls-client-key-file"),
+    ) {
+        (Some(c), Some(k)) => Some((c, k, cfg.tls_text("tls-client-key-file-pass"))),
+        _ => match (cfg.tls_text("tls-cert-file"), cfg.tls_text("tls-key-file")) {
+            (Some(c), Some(k)) => Some((c, k, cfg.tls_text("tls-key-file-pass"))),
+            _ => None,
+        },
+    };
+    let config = match identity {
+        Some((cert_file, key_file, pass)) => {
+            let certs = load_certs(&cert_file)
+                .map_err(|e| format!("Failed to load certificate: {cert_file}: {e}"))?;
+            let key = load_key(&key_file, pass.as_deref())
+                .map_err(|e| format!("Failed to load private key: {key_file}: {e}"))?;
+            builder
+                .with_client_auth_cert(certs, key)
+                .map_err(|e| format!("Failed to load private key: {key_file}: {e}"))?
+        }
+        None => builder.with_no_client_auth(),
+    };
+    Ok(Arc::new(config))
+}
+
+/// Verifies the master's certificate chain against the configured CAs but
+/// not its name: Redis (OpenSSL with `SSL_VERIFY_PEER` and no host check)
+/// accepts a master by its CA whatever address `replicaof` names.
+#[derive(Debug)]
+struct ChainOnly(Arc<rustls::client::WebPkiServerVerifier>);
+
+impl rustls::client::danger::ServerCertVerifier for ChainOnly {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &rustls::pki_types::ServerName<'_>,
+        ocsp_response: &[u8],
+        now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        use rustls::{CertificateError, Error};
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        {
+            // (The name is checked after the chain: this error means the
+            // chain is good.)
+            Err(Error::InvalidCertificate(CertificateError::NotValidForName))
+            | Err(Error::InvalidCertificate(CertificateError::NotValidForNameContext { .. })) => {
+                Ok(rustls::client::danger::ServerCertVerified::assertion())
+            }
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}

@@ -99,9 +99,82 @@ impl MasterClient {
 
 /// A blocking connection with a read buffer.
 struct Conn {
-    sock: TcpStream,
+    sock: LinkIo,
+    /// The TCP socket under `sock` (its descriptor and local address).
+    tcp: TcpStream,
     buf: Vec<u8>,
     timeout: Duration,
+}
+
+/// The link's byte stream: plain TCP, or TLS over it (`tls-replication`).
+enum LinkIo {
+    Plain(TcpStream),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+}
+
+impl Read for LinkIo {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            LinkIo::Plain(s) => s.read(buf),
+            LinkIo::Tls(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for LinkIo {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            LinkIo::Plain(s) => s.write(buf),
+            LinkIo::Tls(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            LinkIo::Plain(s) => s.flush(),
+            LinkIo::Tls(s) => s.flush(),
+        }
+    }
+}
+
+/// The TLS handshake with the master (the socket reads with a short
+/// timeout, so a generation change or `repl-timeout` is noticed).
+fn tls_handshake(
+    srv: &ServerState,
+    generation: u64,
+    host: &str,
+    tcp: &TcpStream,
+    timeout: Duration,
+) -> Result<LinkIo, String> {
+    let config = crate::server::tls::link_config(&srv.config)
+        .map_err(|e| format!("Unable to connect to MASTER over TLS: {e}"))?;
+    let name = rustls::pki_types::ServerName::try_from(host.to_string())
+        .map_err(|e| format!("Unable to connect to MASTER over TLS: {e}"))?;
+    let mut tls = rustls::ClientConnection::new(config, name)
+        .map_err(|e| format!("Unable to connect to MASTER over TLS: {e}"))?;
+    let mut sock = tcp
+        .try_clone()
+        .map_err(|e| format!("Unable to connect to MASTER: {e}"))?;
+    let began = Instant::now();
+    while tls.is_handshaking() {
+        if srv.repl.generation.load(SeqCst) != generation {
+            return Err("Replication link replaced".into());
+        }
+        match tls.complete_io(&mut sock) {
+            Ok(_) => {}
+            Err(e)
+                if e.kind() == std::io::ErrorKind::WouldBlock
+                    || e.kind() == std::io::ErrorKind::TimedOut
+                    || e.kind() == std::io::ErrorKind::Interrupted =>
+            {
+                if began.elapsed() > timeout {
+                    return Err("Timeout in the TLS handshake with MASTER".into());
+                }
+            }
+            Err(e) => return Err(format!("TLS handshake with MASTER failed: {e}")),
+        }
+    }
+    Ok(LinkIo::Tls(Box::new(rustls::StreamOwned::new(tls, sock))))
 }
 
 impl Conn {
@@ -183,14 +256,6 @@ fn session(
     port: u16,
     master: &mut Option<MasterClient>,
 ) -> Result<(), String> {
-    if srv.config.tls_replication() {
-        // (A master serves TLS replicas on its tls-port like any client;
-        // the replica's own link is plain TCP.)
-        return Err(
-            "tls-replication yes: Tessera's replica link does not speak TLS yet; not connecting"
-                .into(),
-        );
-    }
     let timeout = Duration::from_secs(srv.config.repl_timeout().max(1) as u64);
     let addr = (host, port)
         .to_socket_addrs()
@@ -202,8 +267,17 @@ fn session(
     let _ = sock.set_nodelay(!srv.config.repl_disable_tcp_nodelay());
     sock.set_read_timeout(Some(Duration::from_millis(100)))
         .map_err(|e| format!("Unable to connect to MASTER: {e}"))?;
+    let io = if srv.config.tls_replication() {
+        tls_handshake(srv, generation, host, &sock, timeout)?
+    } else {
+        LinkIo::Plain(
+            sock.try_clone()
+                .map_err(|e| format!("Unable to connect to MASTER: {e}"))?,
+        )
+    };
     let mut conn = Conn {
-        sock,
+        sock: io,
+        tcp: sock,
         buf: Vec::new(),
         timeout,
     };
@@ -339,7 +413,7 @@ fn session(
     if let Some(l) = srv.repl.link.lock().as_mut() {
         l.down_since_ms = 0;
     }
-    let listed = ListedMaster::register(srv, mc, &conn.sock, addr);
+    let listed = ListedMaster::register(srv, mc, &conn.tcp, addr);
     let streamed = stream(srv, generation, &mut conn, mc);
     drop(listed);
     streamed
