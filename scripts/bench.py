@@ -908,6 +908,33 @@ def main_repl(args):
                           f"user/req={v[3]:.2f}us max-lag={v[4]}B", flush=True)
     med = {k: [statistics.median(x[i] for x in v) for i in range(5)] for k, v in results.items()}
 
+    table = [
+        f"Measured {time.strftime('%Y-%m-%d')} on this machine ({os.cpu_count()} cores): the master pinned to core "
+        f"{args.server_core} (Tessera `--threads {args.threads}`), its replicas (the same server) to core {replica_core}, "
+        f"redis-benchmark 7.0.15 (`-r 100000 -t set`, 200,000 requests without pipelining, 2,000,000 with) pinned to "
+        f"core {client_core}, median of {args.rounds} rounds alternating which server runs first. Max lag: the largest "
+        f"difference, sampled every 200 ms during the run, between the master's offset and a replica's (bytes). User "
+        f"CPU per request is the master's. Produced by {invocation()}.",
+        "",
+        "| shape | replicas | redis QPS | redis vs 0 replicas | Tessera QPS | Tessera vs 0 replicas | Tessera / redis | redis / Tessera p99 ms | master user us/req redis / Tessera | max lag bytes redis / Tessera |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |",
+    ]
+    for shape, _, _ in shapes:
+        for replicas in (0, 1, 2):
+            r, t = med[(shape, replicas, "redis")], med[(shape, replicas, "tessera")]
+            r0, t0 = med[(shape, 0, "redis")], med[(shape, 0, "tessera")]
+            table.append(
+                f"| `{shape}` | {replicas} | {r[0]:.0f} | {r[0] / r0[0]:.2f} | {t[0]:.0f} | {t[0] / t0[0]:.2f} | "
+                f"{t[0] / r[0]:.2f}x | {r[2]:.3f} / {t[2]:.3f} | {r[3]:.2f} / {t[3]:.2f} | {r[4]:.0f} / {t[4]:.0f} |"
+            )
+    write_section(args.output, args.doc_section or "replication", "\n".join(table))
+    print("\n".join(table))
+
+
+
+def main_full_sync(args):
+    """Full synchronization of --keys keys, disk-based and diskless, both servers."""
+    replica_core = args.client_cores.split(",")[-1]
     # Full sync of --keys keys (disk and diskless): from REPLICAOF to an up-to-date replica.
     sync_rows = []
     for diskless in ("no", "yes"):
@@ -936,39 +963,275 @@ def main_repl(args):
             sync_rows.append((diskless, kind, statistics.median(times)))
 
     table = [
-        f"Measured {time.strftime('%Y-%m-%d')} on this machine ({os.cpu_count()} cores): the master pinned to core "
-        f"{args.server_core} (Tessera `--threads {args.threads}`), its replicas (the same server) to core {replica_core}, "
-        f"redis-benchmark 7.0.15 (`-r 100000 -t set`, 200,000 requests without pipelining, 2,000,000 with) pinned to "
-        f"core {client_core}, median of {args.rounds} rounds alternating which server runs first. Max lag: the largest "
-        f"difference, sampled every 200 ms during the run, between the master's offset and a replica's (bytes). User "
-        f"CPU per request is the master's. Produced by {invocation()}.",
+        f"Measured {time.strftime('%Y-%m-%d')} on this machine ({os.cpu_count()} cores): full synchronization of "
+        f"{args.keys:,} keys (`DEBUG POPULATE {args.keys} key 64`), seconds from REPLICAOF to a replica whose offset "
+        f"is the master's; the master on core {args.server_core}, the replica (the same server) on core "
+        f"{replica_core}, Tessera `--threads {args.threads}`; median of {args.rounds}. Produced by {invocation()}.",
         "",
-        "| shape | replicas | redis QPS | redis vs 0 replicas | Tessera QPS | Tessera vs 0 replicas | Tessera / redis | redis / Tessera p99 ms | master user us/req redis / Tessera | max lag bytes redis / Tessera |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |",
-    ]
-    for shape, _, _ in shapes:
-        for replicas in (0, 1, 2):
-            r, t = med[(shape, replicas, "redis")], med[(shape, replicas, "tessera")]
-            r0, t0 = med[(shape, 0, "redis")], med[(shape, 0, "tessera")]
-            table.append(
-                f"| `{shape}` | {replicas} | {r[0]:.0f} | {r[0] / r0[0]:.2f} | {t[0]:.0f} | {t[0] / t0[0]:.2f} | "
-                f"{t[0] / r[0]:.2f}x | {r[2]:.3f} / {t[2]:.3f} | {r[3]:.2f} / {t[3]:.2f} | {r[4]:.0f} / {t[4]:.0f} |"
-            )
-    table += [
-        "",
-        f"Full synchronization of {args.keys:,} keys (`DEBUG POPULATE {args.keys} key 64`), seconds from REPLICAOF to "
-        f"a replica whose offset is the master's, median of {args.rounds}:",
-        "",
-        "| transfer | redis s | Tessera s |",
-        "| --- | ---: | ---: |",
+        "| transfer | redis s | Tessera s | redis / Tessera |",
+        "| --- | ---: | ---: | ---: |",
     ]
     for diskless in ("no", "yes"):
         rs = [x for d, k, x in sync_rows if d == diskless and k == "redis"][0]
         ts = [x for d, k, x in sync_rows if d == diskless and k == "tessera"][0]
-        table.append(f"| {'diskless (sockets)' if diskless == 'yes' else 'disk'} | {rs:.2f} | {ts:.2f} |")
-    write_section(args.output, args.doc_section or "replication", "\n".join(table))
+        table.append(f"| {'diskless (sockets)' if diskless == 'yes' else 'disk'} | {rs:.2f} | {ts:.2f} | {rs / ts:.2f}x |")
+    write_section(args.output, args.doc_section or "full sync", "\n".join(table))
     print("\n".join(table))
 
+
+class Resp:
+    """A minimal RESP2 client for the sections that keep a connection (the failover writers)."""
+
+    def __init__(self, port, timeout=5.0):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self.buf = b""
+
+    def close(self):
+        self.sock.close()
+
+    def _line(self):
+        while b"\r\n" not in self.buf:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("closed")
+            self.buf += chunk
+        line, _, self.buf = self.buf.partition(b"\r\n")
+        return line
+
+    def _reply(self):
+        line = self._line()
+        kind, rest = line[:1], line[1:]
+        if kind in (b"+", b"-"):
+            return (kind == b"-", rest.decode(errors="replace"))
+        if kind == b":":
+            return int(rest)
+        if kind == b"$":
+            n = int(rest)
+            if n < 0:
+                return None
+            while len(self.buf) < n + 2:
+                chunk = self.sock.recv(65536)
+                if not chunk:
+                    raise ConnectionError("closed")
+                self.buf += chunk
+            data, self.buf = self.buf[:n], self.buf[n + 2:]
+            return data
+        if kind == b"*":
+            n = int(rest)
+            return None if n < 0 else [self._reply() for _ in range(n)]
+        raise ConnectionError(f"bad reply {line!r}")
+
+    def call(self, *argv):
+        payload = f"*{len(argv)}\r\n".encode()
+        for a in argv:
+            a = a.encode() if isinstance(a, str) else a
+            payload += f"${len(a)}\r\n".encode() + a + b"\r\n"
+        self.sock.sendall(payload)
+        return self._reply()
+
+
+def try_call(port, *argv, timeout=1.0):
+    try:
+        c = Resp(port, timeout)
+        try:
+            return c.call(*argv)
+        finally:
+            c.close()
+    except OSError:
+        return None
+
+
+def main_failover(args):
+    """Failover under three real redis-sentinel: seconds from SIGKILL of the master (under
+    write load) to the first write accepted on the promoted replica, and how many
+    acknowledged writes the new master lacks (those acknowledged by WAIT, and plain ones)."""
+    sentinel_bin = shutil.which("redis-sentinel")
+    if not sentinel_bin:
+        raise RuntimeError("redis-sentinel is needed (apt-get install redis-sentinel)")
+    configs = [("redis", ()), ("tessera", ()), ("tessera semi-sync", ("--repl-semi-sync-replicas", "1"))]
+    runs = args.rounds
+    results = {}
+    for r in range(runs):
+        for label, extra in (configs if r % 2 == 0 else list(reversed(configs))):
+            kind = label.split()[0]
+            work = tempfile.mkdtemp(prefix="bench-failover-", dir=args.data_dir)
+            procs = []
+            try:
+                base = ("--repl-diskless-sync-delay", "0") + extra
+                master = Server(kind, args.server_core, args.threads, base)
+                replicas = [Server(kind, args.server_core, args.threads,
+                                   base + ("--replicaof", "127.0.0.1", str(master.port))) for _ in range(2)]
+                procs += [master] + replicas
+                for f in replicas:
+                    wait_replica_synced(master.port, f.port)
+                sentinels = []
+                for i in range(3):
+                    port = free_port()
+                    d = os.path.join(work, f"sentinel-{i}")
+                    os.makedirs(d)
+                    conf = os.path.join(d, "sentinel.conf")
+                    with open(conf, "w") as f:
+                        f.write(f"port {port}\nbind 127.0.0.1\ndir {d}\n"
+                                f"sentinel monitor mymaster 127.0.0.1 {master.port} 2\n"
+                                "sentinel down-after-milliseconds mymaster 1000\n"
+                                "sentinel failover-timeout mymaster 10000\n")
+                    p = subprocess.Popen(["taskset", "-c", args.client_cores, sentinel_bin, conf],
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    sentinels.append((port, p))
+                    wait_ready(port)
+
+                def known(port):
+                    reps = try_call(port, "SENTINEL", "REPLICAS", "mymaster") or []
+                    sens = try_call(port, "SENTINEL", "SENTINELS", "mymaster") or []
+                    return isinstance(reps, list) and isinstance(sens, list) and len(reps) == 2 and len(sens) == 2
+
+                deadline = time.time() + 60
+                while not all(known(p) for p, _ in sentinels):
+                    if time.time() > deadline:
+                        raise RuntimeError("the sentinels did not discover the set")
+                    time.sleep(0.2)
+
+                acked = {"wait": [], "plain": []}
+                stop = threading.Event()
+
+                def writer(name, wait):
+                    c = Resp(master.port, 5.0)
+                    i = 0
+                    try:
+                        while not stop.is_set():
+                            key = f"{name}:{i}"
+                            i += 1
+                            if c.call("SET", key, "v") != (False, "OK"):
+                                return
+                            if wait:
+                                n = c.call("WAIT", "2", "1000")
+                                if isinstance(n, int) and n >= 2:
+                                    acked[name].append(key)
+                            else:
+                                acked[name].append(key)
+                    except (OSError, ConnectionError):
+                        return
+
+                writers = [threading.Thread(target=writer, args=(n, n == "wait"), daemon=True) for n in acked]
+                for w in writers:
+                    w.start()
+                time.sleep(1.5)
+                killed = time.time()
+                master.proc.kill()
+                master.proc.wait()
+                for w in writers:
+                    w.join(10)
+                stop.set()
+
+                def agreed():
+                    addrs = []
+                    for p, _ in sentinels:
+                        a = try_call(p, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster")
+                        addrs.append(int(a[1]) if isinstance(a, list) and len(a) == 2 else None)
+                    if addrs[0] not in (None, master.port) and all(a == addrs[0] for a in addrs):
+                        return addrs[0]
+                    return None
+
+                new_port, first_write = None, None
+                deadline = time.time() + 60
+                while first_write is None and time.time() < deadline:
+                    new_port = new_port or agreed()
+                    if new_port and try_call(new_port, "SET", "after", "1") == (False, "OK"):
+                        first_write = time.time() - killed
+                    else:
+                        time.sleep(0.02)
+                if first_write is None:
+                    raise RuntimeError(f"{label}: no promotion within 60 s")
+                c = Resp(new_port, 10.0)
+                lost = {name: sum(1 for k in keys if c.call("EXISTS", k) != 1) for name, keys in acked.items()}
+                c.close()
+            finally:
+                for p in procs:
+                    if p.proc.poll() is None:
+                        p.stop()
+                for _, p in locals().get("sentinels", []):
+                    p.kill()
+                    p.wait()
+                shutil.rmtree(work, ignore_errors=True)
+            row = (first_write, lost["wait"], len(acked["wait"]), lost["plain"], len(acked["plain"]))
+            results.setdefault(label, []).append(row)
+            print(f"failover {label:<18} first write {row[0]:.2f}s, lost WAIT-acked {row[1]}/{row[2]}, "
+                  f"lost plain-acked {row[3]}/{row[4]}", flush=True)
+    table = [
+        f"Measured {time.strftime('%Y-%m-%d')} on this machine ({os.cpu_count()} cores): a master and two replicas "
+        f"(the same server, one core: {args.server_core}) under three redis-sentinel 7.0.15 (quorum 2, "
+        f"`down-after-milliseconds 1000`), two writers on the master for 1.5 s (one SET + `WAIT 2 1000` after each "
+        f"write, one plain SETs), then SIGKILL of the master. Time: from the kill to the first SET the promoted "
+        f"replica accepts. Lost: acknowledged writes the new master lacks. {runs} runs of each. Produced by "
+        f"{invocation()}.",
+        "",
+        "| server | first write after kill, median s | min / max s | WAIT-acked writes lost (all runs) | plain-acked writes lost (all runs) |",
+        "| --- | ---: | --- | --- | --- |",
+    ]
+    for label, _ in configs:
+        rows = results[label]
+        times = [x[0] for x in rows]
+        name = {"redis": "redis-server", "tessera": "Tessera", "tessera semi-sync": "Tessera, `repl-semi-sync-replicas 1`"}[label]
+        table.append(
+            f"| {name} | {statistics.median(times):.2f} | {min(times):.2f} / {max(times):.2f} | "
+            f"{sum(x[1] for x in rows)} of {sum(x[2] for x in rows)} | {sum(x[3] for x in rows)} of {sum(x[4] for x in rows)} |"
+        )
+    write_section(args.output, args.doc_section or "failover", "\n".join(table))
+    print("\n".join(table))
+
+
+def main_read_scaling(args):
+    """GET throughput against the master alone, then against the master and its two
+    replicas at once (one redis-benchmark per node, the rates summed)."""
+    cores = args.client_cores
+    n = 400_000
+    results = {}
+    for r in range(args.rounds):
+        for kind in (["redis", "tessera"] if r % 2 == 0 else ["tessera", "redis"]):
+            master = Server(kind, args.server_core, args.threads, ("--repl-diskless-sync-delay", "0"))
+            replicas = []
+            try:
+                redis_benchmark(master.port, "set", ["-c", "64", "-P", "16"], 400_000, cores)
+                for _ in range(2):
+                    replicas.append(Server(kind, args.server_core, args.threads,
+                                           ("--replicaof", "127.0.0.1", str(master.port))))
+                for f in replicas:
+                    wait_replica_synced(master.port, f.port)
+                alone = redis_benchmark(master.port, "get", ["-c", "50"], n, cores)["GET"][0]
+                out = {}
+
+                def one(port):
+                    out[port] = redis_benchmark(port, "get", ["-c", "50"], n, cores)["GET"][0]
+
+                threads = [threading.Thread(target=one, args=(s.port,)) for s in [master] + replicas]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+                together = sum(out.values())
+            finally:
+                for f in replicas:
+                    f.stop()
+                master.stop()
+            results.setdefault(kind, []).append((alone, together))
+            print(f"read scaling {kind:<8} master alone {alone:.0f} GET/s, master + 2 replicas {together:.0f} GET/s", flush=True)
+    med = {k: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)) for k, v in results.items()}
+    table = [
+        f"Measured {time.strftime('%Y-%m-%d')} on this machine ({os.cpu_count()} cores): GET (`redis-benchmark -t get "
+        f"-c 50 -r 100000 -n {n}`) against the master alone, then against the master and its two replicas at once "
+        f"(one redis-benchmark per node, rates summed); servers on core(s) {args.server_core}, load generators on "
+        f"{cores} (Tessera `--threads {args.threads}`). Median of {args.rounds} rounds. Where every server and client "
+        f"shares the same few cores, the sum shows the cost of spreading reads rather than a gain: the gain needs a "
+        f"core (or machine) per node. Produced by {invocation()}.",
+        "",
+        "| server | master alone GET/s | master + 2 replicas GET/s | ratio |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for kind in ("redis", "tessera"):
+        a, t = med[kind]
+        table.append(f"| {'redis-server' if kind == 'redis' else 'Tessera'} | {a:.0f} | {t:.0f} | {t / a:.2f}x |")
+    write_section(args.output, args.doc_section or "read scaling", "\n".join(table))
+    print("\n".join(table))
 
 
 def main_repl_apply(args):
@@ -1083,6 +1346,12 @@ def main():
         return main_repl(args)
     if args.section == "repl-apply":
         return main_repl_apply(args)
+    if args.section == "full-sync":
+        return main_full_sync(args)
+    if args.section == "failover":
+        return main_failover(args)
+    if args.section == "read-scaling":
+        return main_read_scaling(args)
     if args.section == "custom":
         # One ad-hoc case, for looking into a row: --command, optional --load, --bench-args.
         custom = [("custom", args.load, args.command, args.bench_args.split())]

@@ -1220,6 +1220,108 @@ fn replica_lazy_flush_frees_the_old_data_in_the_background() {
     }));
 }
 
+/// `repl-diskless-load swapdb` and a full sync from the history the replica already follows
+/// (it fell behind the master's backlog): the replica loads the snapshot beside its data and
+/// keeps serving reads from it meanwhile (INFO `async_loading:1`, `loading:0`; REPLICAOF, a
+/// no-async-loading command, gets -LOADING), then swaps the new data in at once. The same
+/// run against redis-server 7.0 in both roles.
+#[test]
+fn a_swapdb_replica_serves_its_old_data_while_it_loads_the_same_history() {
+    for kind in [ServerKind::Tessera, ServerKind::Redis] {
+        let master = start(kind, &["--repl-backlog-size", "16kb"]);
+        let mut m = master.raw();
+        let old: Vec<Vec<String>> = (0..3000)
+            .map(|i| vec!["SET".into(), format!("old:{i}"), "before".into()])
+            .collect();
+        for reply in m.pipeline(&old) {
+            assert_eq!(reply, simple("OK"), "{kind:?}");
+        }
+        let mut replica = replica_of(kind, &master, &["--repl-diskless-load", "swapdb"]);
+        wait_synced(&master, &replica);
+        let mut r = replica.raw();
+        // A millisecond a key: the load below takes seconds (and redis-server answers
+        // between the load's small steps, not only every 2 MB).
+        assert_eq!(
+            r.call(&[
+                "CONFIG",
+                "SET",
+                "key-load-delay",
+                "1000",
+                "loading-process-events-interval-bytes",
+                "1024"
+            ]),
+            simple("OK")
+        );
+        let full_before = field(&mut m, "stats", "sync_full");
+        // The replica stops reading, the master writes past its backlog and drops the link.
+        signal(&replica, "-STOP");
+        // (More than the sockets' kernel buffers hold, so the dropped link loses some.)
+        let filler = "x".repeat(10_000);
+        let new: Vec<Vec<String>> = (0..4000)
+            .map(|i| vec!["SET".into(), format!("new:{i}"), filler.clone()])
+            .chain([vec!["SET".into(), "old:0".into(), "after".into()]])
+            .collect();
+        for reply in m.pipeline(&new) {
+            assert_eq!(reply, simple("OK"), "{kind:?}");
+        }
+        assert_eq!(
+            m.call(&["CLIENT", "KILL", "TYPE", "replica"]),
+            Frame::Integer(1),
+            "{kind:?}"
+        );
+        signal(&replica, "-CONT");
+        assert!(
+            wait_until(SYNC_TIMEOUT, || field(
+                &mut r,
+                "persistence",
+                "async_loading"
+            ) == "1"),
+            "{kind:?}: no async loading:\n{}",
+            replica.log_tail(20)
+        );
+        let during = info(&mut r, "persistence");
+        assert_eq!(during["loading"], "0", "{kind:?}: {during:?}");
+        assert!(
+            during.contains_key("loading_start_time"),
+            "{kind:?}: {during:?}"
+        );
+        assert_eq!(r.call(&["GET", "old:0"]), bulk("before"), "{kind:?}");
+        // (What the replica read before the link dropped it has; the rest it lacks.)
+        assert_eq!(
+            r.call(&["EXISTS", "new:3999"]),
+            Frame::Integer(0),
+            "{kind:?}"
+        );
+        let Frame::Integer(keys) = r.call(&["DBSIZE"]) else {
+            panic!("DBSIZE")
+        };
+        assert!((3000..7000).contains(&keys), "{kind:?}: {keys} keys");
+        let port = master.port().to_string();
+        assert_eq!(
+            r.call(&["REPLICAOF", "127.0.0.1", &port]),
+            error("LOADING Redis is loading the dataset in memory"),
+            "{kind:?}"
+        );
+        wait_synced(&master, &replica);
+        assert_eq!(field(&mut r, "persistence", "async_loading"), "0");
+        assert_eq!(r.call(&["GET", "old:0"]), bulk("after"), "{kind:?}");
+        assert_eq!(
+            r.call(&["STRLEN", "new:3999"]),
+            Frame::Integer(10_000),
+            "{kind:?}"
+        );
+        assert_eq!(r.call(&["DBSIZE"]), Frame::Integer(7000), "{kind:?}");
+        let full_after: u64 = field(&mut m, "stats", "sync_full").parse().expect("count");
+        assert_eq!(
+            full_after,
+            full_before.parse::<u64>().expect("count") + 1,
+            "{kind:?}"
+        );
+        assert_eq!(digest(&master), digest(&replica), "{kind:?}");
+        replica.assert_healthy();
+    }
+}
+
 /// A snapshot that arrives whole but does not load: `repl-diskless-load swapdb` keeps the data
 /// the replica had; `disabled` and `on-empty-db` (which goes to disk when the data is not
 /// empty) have emptied it, as redis-server does (which then exits, where Tessera retries:
@@ -1250,4 +1352,27 @@ fn a_failed_load_keeps_the_old_data_only_with_swapdb() {
         let want = if kept { bulk("1") } else { Frame::NullBulk };
         assert_eq!(c.call(&["GET", "mine"]), want, "{mode}");
     }
+    // A swapdb snapshot of the replica's own history loads aside: failing, it leaves the
+    // data untouched.
+    let mut replica = start(ServerKind::Tessera, &["--repl-diskless-load", "swapdb"]);
+    let mut c = replica.raw();
+    assert_eq!(c.call(&["SET", "mine", "1"]), simple("OK"));
+    let replid = field(&mut c, "replication", "master_replid");
+    let mut same = format!("+FULLRESYNC {replid} 0\r\n$19\r\n").into_bytes();
+    same.extend_from_slice(b"REDIS0010\xfa\x05hello\xff\x00\x01");
+    let stop = Arc::new(AtomicBool::new(false));
+    let (port, handle) = fake_master(same, stop.clone());
+    assert_eq!(
+        c.call(&["REPLICAOF", "127.0.0.1", &port.to_string()]),
+        simple("OK")
+    );
+    assert!(wait_until(SYNC_TIMEOUT, || replica
+        .log_tail(50)
+        .contains("Discarding the half-loaded data")));
+    assert_eq!(c.call(&["GET", "mine"]), bulk("1"));
+    assert_eq!(c.call(&["REPLICAOF", "NO", "ONE"]), simple("OK"));
+    stop.store(true, Ordering::Relaxed);
+    handle.join().expect("fake master");
+    replica.assert_healthy();
+    assert_eq!(c.call(&["GET", "mine"]), bulk("1"));
 }

@@ -589,6 +589,23 @@ fn function_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 
 /// Loads one library's code found in an RDB file (start-up, DEBUG RELOAD):
 /// a name already loaded is an error unless `replace`, as in Redis.
+/// A set of libraries compiled from their code (an RDB's, loaded aside
+/// to replace the live set at once).
+pub fn build_libraries(
+    srv: &crate::server::state::ServerState,
+    codes: &[Vec<u8>],
+) -> Result<Libraries, String> {
+    let mut libraries = Libraries::default();
+    for code in codes {
+        let name = lib::parse_metadata(code)?;
+        let (library, _) =
+            crate::scripting::with_vm(&srv.scripts, |vm| lib::load(vm, &name, code, false))?
+                .map_err(|e| String::from_utf8_lossy(&e).into_owned())?;
+        libraries.add(library, false)?;
+    }
+    Ok(libraries)
+}
+
 pub fn restore_library(
     srv: &crate::server::state::ServerState,
     code: &[u8],

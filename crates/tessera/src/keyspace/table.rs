@@ -534,7 +534,14 @@ impl Table {
     pub fn restore(&mut self, mut old: Table) {
         old.watched = std::mem::take(&mut self.watched);
         old.volatile_hint = self.volatile_hint.clone();
+        old.db = self.db;
         *self = old;
+        // (Active expiry may have lowered the shard's hint meanwhile.)
+        if self.has_volatile() {
+            if let Some((hints, shard)) = &self.volatile_hint {
+                hints[*shard as usize].store(true, Relaxed);
+            }
+        }
     }
 
     pub fn clear(&mut self) -> Table {

@@ -37,6 +37,9 @@ pub struct Status {
     /// five seconds, as Redis's CONFIG_BGSAVE_RETRY_DELAY).
     pub last_failure_ms: AtomicI64,
     pub loading: AtomicBool,
+    /// A replica loads a snapshot beside the data it keeps serving
+    /// (Redis 7's async loading); `loading` stays false meanwhile.
+    pub async_loading: AtomicBool,
     pub loading_started_s: AtomicI64,
     pub loading_total_bytes: AtomicU64,
     pub loading_loaded_bytes: AtomicU64,
@@ -73,6 +76,7 @@ impl Default for Status {
             background_jobs: AtomicU64::new(0),
             last_failure_ms: AtomicI64::new(0),
             loading: AtomicBool::new(false),
+            async_loading: AtomicBool::new(false),
             loading_started_s: AtomicI64::new(0),
             loading_total_bytes: AtomicU64::new(0),
             loading_loaded_bytes: AtomicU64::new(0),
@@ -95,6 +99,10 @@ impl Default for Status {
 impl Status {
     pub fn loading(&self) -> bool {
         self.loading.load(Relaxed)
+    }
+
+    pub fn async_loading(&self) -> bool {
+        self.async_loading.load(Relaxed)
     }
 }
 

@@ -555,6 +555,11 @@ fn check_one(
             if !cmd.has(flags::LOADING) && srv.persistence.loading() {
                 return Err(CmdError::Loading);
             }
+            // (While a replica loads aside, reads see the old data; what
+            // would change the data set being replaced waits.)
+            if cmd.has(flags::NO_ASYNC_LOADING) && srv.persistence.async_loading() {
+                return Err(CmdError::Loading);
+            }
         }
         Check::NoReplicas => {
             if writes_data(client, cmd, caller) && lacks_good_replicas(srv) {

@@ -305,6 +305,84 @@ pub struct LoadReport {
 /// keys already past their TTL are dropped (a master loading its own
 /// file), as Redis does.
 pub fn load_image(srv: &ServerState, data: &[u8], merge: bool) -> Result<LoadReport, RdbError> {
+    load_into(srv, data, &mut LoadTarget::Live { merge })
+}
+
+/// Where a load puts what it reads: the live keyspace, or tables of its
+/// own while the live data keeps serving (a replica's async load).
+enum LoadTarget {
+    /// `merge`: a key met again replaces the one there.
+    Live {
+        merge: bool,
+    },
+    Staged(StagedData),
+}
+
+/// A data set loaded beside the live one, to take its place at once.
+pub struct StagedData {
+    /// Indexed by shard, then database.
+    tables: Vec<Vec<crate::keyspace::table::Table>>,
+    /// The function libraries' code, compiled when the data goes live.
+    functions: Vec<Vec<u8>>,
+}
+
+/// Loads an RDB image into tables of its own, leaving the live data as it
+/// is and serving: `repl-diskless-load swapdb` from the same history, as
+/// Redis 7's async loading. [`swap_in`] then puts it in place.
+pub fn load_image_aside(
+    srv: &ServerState,
+    data: &[u8],
+) -> Result<(StagedData, LoadReport), RdbError> {
+    use crate::keyspace::{table::Table, NUM_SHARDS};
+    let dbs = srv.keyspace.num_dbs();
+    let mut target = LoadTarget::Staged(StagedData {
+        tables: (0..NUM_SHARDS)
+            .map(|_| (0..dbs).map(Table::new).collect())
+            .collect(),
+        functions: Vec::new(),
+    });
+    let loaded = load_into(srv, data, &mut target);
+    let LoadTarget::Staged(staged) = target else {
+        unreachable!("the target stays what it was made");
+    };
+    match loaded {
+        Ok(report) => Ok((staged, report)),
+        Err(e) => {
+            super::lazyfree::free_later(staged.tables);
+            Err(e)
+        }
+    }
+}
+
+/// Replaces the live data and function libraries with `staged` in one
+/// step under every shard's lock (no client sees a mix); the old data is
+/// freed in the background. The libraries are compiled first: when one
+/// does not load, nothing changes.
+pub fn swap_in(srv: &ServerState, staged: StagedData) -> Result<(), String> {
+    let mut libraries = crate::commands::functions::build_libraries(srv, &staged.functions)?;
+    let now_ms = unix_ms();
+    let mut old = Vec::new();
+    {
+        let mut all = srv.keyspace.lock_all();
+        for (shard, tables) in all.shards_mut().zip(staged.tables) {
+            for (table, new) in shard.dbs.iter_mut().zip(tables) {
+                table.touch_watched_existing(Some(&new), now_ms);
+                old.push(table.clear());
+                table.restore(new);
+            }
+        }
+        std::mem::swap(&mut *srv.scripts.libraries.lock(), &mut libraries);
+        srv.scripts.generation.fetch_add(1, Relaxed);
+    }
+    super::lazyfree::free_later((old, libraries));
+    Ok(())
+}
+
+fn load_into(
+    srv: &ServerState,
+    data: &[u8],
+    target: &mut LoadTarget,
+) -> Result<LoadReport, RdbError> {
     let limits = load_limits(srv);
     let now_ms = unix_ms();
     let key_delay = srv.config.key_load_delay();
@@ -333,15 +411,25 @@ pub fn load_image(srv: &ServerState, data: &[u8], merge: bool) -> Result<LoadRep
                     let minutes = ((now_ms / 60_000) as u32) & 0xffff;
                     entry.access = (minutes << 8) | freq as u32;
                 }
-                let mut shard = srv.keyspace.lock_shard(shard_of(&k.key));
-                let table = &mut shard.dbs[k.db];
-                if table.peek(&k.key).is_some() && !merge {
-                    return Err(RdbError::DuplicateKey(
-                        String::from_utf8_lossy(&k.key).into_owned(),
-                        k.db,
-                    ));
+                let duplicate =
+                    || RdbError::DuplicateKey(String::from_utf8_lossy(&k.key).into_owned(), k.db);
+                match target {
+                    LoadTarget::Live { merge } => {
+                        let mut shard = srv.keyspace.lock_shard(shard_of(&k.key));
+                        let table = &mut shard.dbs[k.db];
+                        if table.peek(&k.key).is_some() && !*merge {
+                            return Err(duplicate());
+                        }
+                        table.insert_expiring(&k.key, entry, k.expire_ms);
+                    }
+                    LoadTarget::Staged(staged) => {
+                        let table = &mut staged.tables[shard_of(&k.key)][k.db];
+                        if table.peek(&k.key).is_some() {
+                            return Err(duplicate());
+                        }
+                        table.insert_expiring(&k.key, entry, k.expire_ms);
+                    }
                 }
-                table.insert_expiring(&k.key, entry, k.expire_ms);
                 report.keys_loaded += 1;
                 if key_delay > 0 {
                     std::thread::sleep(Duration::from_micros(key_delay as u64));
@@ -383,9 +471,14 @@ pub fn load_image(srv: &ServerState, data: &[u8], merge: bool) -> Result<LoadRep
     if summary.checksum_skipped {
         log::warning("RDB file was saved with checksum disabled: no check performed.");
     }
-    for code in functions {
-        crate::commands::functions::restore_library(srv, &code, merge)
-            .map_err(RdbError::Function)?;
+    match target {
+        LoadTarget::Live { merge } => {
+            for code in functions {
+                crate::commands::functions::restore_library(srv, &code, *merge)
+                    .map_err(RdbError::Function)?;
+            }
+        }
+        LoadTarget::Staged(staged) => staged.functions = functions,
     }
     srv.persistence.loading_loaded_bytes.store(total, Relaxed);
     srv.persistence

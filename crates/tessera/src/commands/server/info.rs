@@ -213,12 +213,13 @@ fn info_persistence(ctx: &Ctx, t: &mut String) {
     let st = &srv.persistence;
     let now_ms = crate::server::state::unix_ms();
     let loading = st.loading();
+    let async_loading = st.async_loading();
     let _ = write!(
         t,
-        "# Persistence\r\nloading:{}\r\nasync_loading:0\r\n",
-        loading as u8
+        "# Persistence\r\nloading:{}\r\nasync_loading:{}\r\n",
+        loading as u8, async_loading as u8
     );
-    if loading {
+    if loading || async_loading {
         let total = st.loading_total_bytes.load(Relaxed);
         let done = st.loading_loaded_bytes.load(Relaxed);
         let started = st.loading_started_s.load(Relaxed);

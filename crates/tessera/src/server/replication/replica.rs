@@ -518,6 +518,7 @@ fn full_sync(
         None
     };
     let received = receive_payload(srv, generation, conn, mark.as_deref(), size, &mut file);
+    let file_was_memory = file.is_none();
     let rdb = match (received, file) {
         (Err(e), _) => {
             let _ = std::fs::remove_file(&tmp);
@@ -542,6 +543,15 @@ fn full_sync(
             }
         }
     };
+    // A swapdb load of the history the replica already follows (its master
+    // ran past its backlog, say) goes beside the old data, which keeps
+    // serving reads meanwhile, as Redis 7's async loading; one from a new
+    // history does not, as the old data then stands for another data set.
+    let same_history = swap && file_was_memory && srv.repl.stream.lock().replid == replid;
+    if same_history {
+        let _applying = srv.repl.quiesce();
+        return load_aside(srv, &rdb, replid, offset);
+    }
     if !swap {
         log::notice("MASTER <-> REPLICA sync: Flushing old data");
     }
@@ -590,6 +600,12 @@ fn full_sync(
             ));
         }
     }
+    follow_new_history(srv, replid, offset);
+    Ok(())
+}
+
+/// After a full sync: the replica's position is the snapshot's.
+fn follow_new_history(srv: &ServerState, replid: &str, offset: u64) {
     let mut st = srv.repl.stream.lock();
     st.replid = replid.to_string();
     st.replid2 = super::NO_REPLID.to_string();
@@ -598,6 +614,40 @@ fn full_sync(
     st.backlog = Some(super::Backlog::new(srv.config.repl_backlog_size() as usize));
     drop(st);
     log::notice("MASTER <-> REPLICA sync: Finished with success");
+}
+
+/// Loads the snapshot beside the live data, which clients keep reading
+/// (INFO shows `async_loading:1`; commands flagged no-async-loading get
+/// -LOADING), then swaps it in at once. A load that fails leaves the old
+/// data as it was.
+fn load_aside(srv: &ServerState, rdb: &[u8], replid: &str, offset: u64) -> Result<(), String> {
+    let status = &srv.persistence;
+    status.loading_started_s.store(unix_ms() / 1000, Relaxed);
+    status.async_loading.store(true, SeqCst);
+    log::notice("MASTER <-> REPLICA sync: Loading DB in memory beside the current data (async loading, swapdb)");
+    let loaded = crate::server::persist::load_image_aside(srv, rdb);
+    status.async_loading.store(false, SeqCst);
+    let swapped = loaded
+        .map_err(|e| e.to_string())
+        .and_then(|(staged, report)| {
+            log::notice(&format!(
+                "Done loading RDB, keys loaded: {}, keys expired: {}.",
+                report.keys_loaded, report.keys_expired
+            ));
+            // Our replicas resynchronize with the new data.
+            srv.repl.stream.lock().disconnect_replicas();
+            log::notice("MASTER <-> REPLICA sync: Swapping the current data with the loaded data");
+            crate::server::persist::swap_in(srv, staged)
+        });
+    if let Err(e) = swapped {
+        log::warning(
+            "MASTER <-> REPLICA sync: Discarding the half-loaded data, keeping the current data",
+        );
+        return Err(format!(
+            "Failed trying to load the MASTER synchronization DB from socket: {e}"
+        ));
+    }
+    follow_new_history(srv, replid, offset);
     Ok(())
 }
 
