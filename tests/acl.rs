@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use common::{
     bulk, bulks, error, fmt_frame, free_port, refused_start, simple, wait_until, Frame, RawClient,
-    TestServer,
+    ServerKind, TestServer,
 };
 
 const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
@@ -1036,6 +1036,63 @@ fn protected_mode_lets_loopback_clients_in() {
     assert_eq!(c.call(&["PING"]), simple("PONG"));
     assert!(wait_until(Duration::from_secs(5), || c.call(&["PING"])
         == simple("PONG")));
+}
+
+/// A client whose address is not 127.0.0.1 (here 127.0.0.2, still loopback to the kernel but not
+/// local to Redis) gets the DENIED message and is closed while the default user has no
+/// password; with protected mode off, or a password set, it gets in. Against both servers.
+#[test]
+fn protected_mode_denies_other_addresses_without_a_password() {
+    use std::io::{Read, Write};
+    fn first_reply(port: u16) -> String {
+        let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)
+            .expect("socket");
+        let from: std::net::SocketAddr = "127.0.0.2:0".parse().expect("addr");
+        sock.bind(&from.into()).expect("bind 127.0.0.2");
+        let to: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().expect("addr");
+        sock.connect(&to.into()).expect("connect");
+        let mut s: std::net::TcpStream = sock.into();
+        s.set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        let _ = s.write_all(b"PING\r\n");
+        let mut out = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = s.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            out.extend_from_slice(&buf[..n]);
+            if out.ends_with(b"\r\n") {
+                break;
+            }
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    }
+    for kind in [ServerKind::Tessera, ServerKind::Redis] {
+        let s = TestServer::start_kind(kind, &["--protected-mode", "yes"]);
+        let denied = first_reply(s.port());
+        assert!(
+            denied.starts_with("-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user."),
+            "{kind:?}: {denied}"
+        );
+        let mut c = s.raw();
+        assert_eq!(c.call(&["PING"]), simple("PONG"), "{kind:?}");
+        assert_eq!(
+            c.call(&["CONFIG", "SET", "requirepass", "pw"]),
+            simple("OK")
+        );
+        assert!(
+            first_reply(s.port()).starts_with("-NOAUTH"),
+            "{kind:?}: a password lets the client in to authenticate"
+        );
+        assert_eq!(c.call(&["CONFIG", "SET", "requirepass", ""]), simple("OK"));
+        assert!(first_reply(s.port()).starts_with("-DENIED"), "{kind:?}");
+        assert_eq!(
+            c.call(&["CONFIG", "SET", "protected-mode", "no"]),
+            simple("OK")
+        );
+        assert_eq!(first_reply(s.port()), "+PONG\r\n", "{kind:?}");
+    }
 }
 
 #[test]

@@ -751,8 +751,11 @@ fn denied_by_protected_mode(srv: &ServerState, s: &std::net::TcpStream) -> bool 
     if !srv.config.protected_mode() || !crate::acl::acl().default_user().rules().nopass {
         return false;
     }
-    match s.peer_addr() {
-        Ok(a) => !a.ip().is_loopback(),
+    // Exactly 127.0.0.1 and ::1 count as local, as in Redis: not the rest
+    // of 127.0.0.0/8, nor IPv4-mapped addresses.
+    match s.peer_addr().map(|a| a.ip()) {
+        Ok(std::net::IpAddr::V4(ip)) => ip != std::net::Ipv4Addr::LOCALHOST,
+        Ok(std::net::IpAddr::V6(ip)) => ip != std::net::Ipv6Addr::LOCALHOST,
         Err(_) => false,
     }
 }
