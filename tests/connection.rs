@@ -1349,6 +1349,37 @@ fn bulk_text(f: Frame) -> String {
     }
 }
 
+/// A client that sent one big request and then idles gives its query buffer back (Redis's
+/// clients cron; Tessera's per-worker sweep of parked connections): CLIENT LIST shows
+/// `qbuf=0 qbuf-free=0` for it within a few seconds, and it is served as before. Both servers.
+#[test]
+fn an_idle_client_gives_its_query_buffer_back() {
+    for kind in [common::ServerKind::Tessera, common::ServerKind::Redis] {
+        let s = TestServer::start_kind(kind, &[]);
+        let mut big = s.raw();
+        let id = client_id(&mut big);
+        let value = "v".repeat(1 << 20);
+        assert_eq!(big.call(&["SET", "big", &value]), simple("OK"));
+        let mut watcher = s.raw();
+        let line =
+            |w: &mut RawClient| bulk_text(w.call(&["CLIENT", "LIST", "ID", &id.to_string()]));
+        assert!(
+            wait_until(Duration::from_secs(20), || {
+                let l = line(&mut watcher);
+                client_field(&l, "qbuf") == Some("0") && client_field(&l, "qbuf-free") == Some("0")
+            }),
+            "{kind:?}: {}",
+            line(&mut watcher)
+        );
+        assert_eq!(
+            big.call(&["STRLEN", "big"]),
+            Frame::Integer(1 << 20),
+            "{kind:?}"
+        );
+        assert_eq!(big.call(&["PING"]), simple("PONG"), "{kind:?}");
+    }
+}
+
 /// Redis's own "CLIENT LIST" / "CLIENT INFO" patterns for a plain idle client, and the same field
 /// names in the same order as redis-server's: `qbuf` is the running command in the query
 /// buffer (26 bytes, or the whole pipelined batch), `obl` the replies the batch made so far.

@@ -388,7 +388,7 @@ async fn execute_in_turn(
 }
 
 /// Publishes the query buffer's use (CLIENT LIST `qbuf`, `qbuf-free`).
-fn store_qbuf(client: &Client, rbuf: &BytesMut) {
+pub(super) fn store_qbuf(client: &Client, rbuf: &BytesMut) {
     client.info.qbuf.store(rbuf.len(), Relaxed);
     client
         .info

@@ -787,6 +787,14 @@ fn worker_main(
         if index < nworkers {
             tokio::spawn(active_expire_loop(srv.clone(), index, nworkers));
         }
+        tokio::spawn(async {
+            let mut sweep = tokio::time::interval(Duration::from_secs(1));
+            sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                sweep.tick().await;
+                parked::release_idle_buffers();
+            }
+        });
         // (Immutable: read once.) Redis shows both ends of a Unix
         // connection as the socket's path.
         let unix_path: Arc<str> = srv.config.unixsocket().unwrap_or_default().into();

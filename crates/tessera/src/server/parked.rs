@@ -91,6 +91,28 @@ impl Drop for Registration {
     }
 }
 
+/// Frees the read buffers of this worker's parked connections that hold no
+/// input, as Redis's clients cron shrinks idle query buffers: an idle
+/// connection then costs its state, not a read buffer. A connection that
+/// wakes reserves a new one as it reads (an active one loses its buffer at
+/// most once a sweep). Runs on the worker's own thread, so every state it
+/// finds is parked, not in use.
+pub fn release_idle_buffers() {
+    SLOTS.with(|slots| {
+        for slot in slots.borrow().values() {
+            let Some(mut parked) = slot.state.try_lock() else {
+                continue;
+            };
+            if let Some(st) = parked.as_deref_mut() {
+                if st.rbuf.is_empty() && st.rbuf.capacity() > 0 {
+                    st.rbuf = BytesMut::new();
+                    super::conn::store_qbuf(&st.client, &st.rbuf);
+                }
+            }
+        }
+    });
+}
+
 /// Why a parked connection's task woke up.
 pub enum Woke {
     Readable,
