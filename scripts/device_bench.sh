@@ -107,9 +107,10 @@ run() {
         [types]="--section types --doc-section types-many --rounds $rounds --seconds $secs"
         [scripting]="--section scripting --doc-section scripting-many --rounds $rounds --seconds $secs"
         [repl-apply]="--section repl-apply --doc-section replica-apply-many --threads 8 --keys 4000000 --rounds 1"
+        [read-scaling]="--section read-scaling --doc-section read-scaling-many --server-core 0-11 --threads 4 --client-cores 12-15 --rounds 1"
     )
     local name s
-    for name in ${SECTIONS:-scaling core load load-threads collections types scripting repl-apply}; do
+    for name in ${SECTIONS:-scaling core load load-threads collections types scripting repl-apply read-scaling}; do
         s=${sections[$name]:-}
         [[ -n $s ]] || { echo "unknown section $name" | tee -a "$OUT/log"; continue; }
         if ((SECONDS > budget)); then echo "skipped (time budget): $s" | tee -a "$OUT/log"; continue; fi
