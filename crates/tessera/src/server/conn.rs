@@ -122,7 +122,9 @@ async fn run<S: ClientSocket>(
             continue;
         }
         if let Some((request, args)) = blocked {
-            if !wait_blocked(srv, client, out, stream, rbuf, request, args).await? {
+            // (Boxed: a blocked command is rare, and its future would
+            // otherwise size every connection's task.)
+            if !Box::pin(wait_blocked(srv, client, out, stream, rbuf, request, args)).await? {
                 return Ok(());
             }
             // Commands that arrived while blocked are already buffered.
@@ -131,7 +133,7 @@ async fn run<S: ClientSocket>(
         if let Some((offset, wanted, deadline)) = client.wait_acks.take() {
             // WAIT: the replies before it are out; its own follows.
             use super::replication::master::{wait_command, WaitEnd};
-            match wait_command(srv, &client.info, offset, wanted, deadline).await {
+            match Box::pin(wait_command(srv, &client.info, offset, wanted, deadline)).await {
                 WaitEnd::Acked(n) => out.int(n as i64),
                 WaitEnd::Unblocked => out.error(b"UNBLOCKED client unblocked via CLIENT UNBLOCK"),
             }
@@ -185,7 +187,7 @@ async fn run<S: ClientSocket>(
             let woke = if idle == 0 {
                 Ok(wait.await)
             } else {
-                tokio::time::timeout(Duration::from_secs(idle), wait).await
+                Box::pin(tokio::time::timeout(Duration::from_secs(idle), wait)).await
             };
             *state = slot.unpark();
             match woke {
@@ -535,7 +537,14 @@ async fn flush_within_limits<S: ClientSocket>(
         return flush(srv, client, out, stream, rbuf).await;
     }
     let allowed = Duration::from_secs(limit.soft_seconds.max(1));
-    match tokio::time::timeout(allowed, flush(srv, client, out, stream, rbuf)).await {
+    // (Boxed: past the soft limit is rare, and the timer would otherwise
+    // size every connection's task.)
+    match Box::pin(tokio::time::timeout(
+        allowed,
+        flush(srv, client, out, stream, rbuf),
+    ))
+    .await
+    {
         Ok(r) => r,
         Err(_) => {
             srv.log_obuf_kill(&client.info);
