@@ -1179,7 +1179,7 @@ def main_failover(args):
         for label, extra in (configs if r % 2 == 0 else list(reversed(configs))):
             kind = label.split()[0]
             work = tempfile.mkdtemp(prefix="bench-failover-", dir=args.data_dir)
-            procs = []
+            procs, sentinels = [], []
             try:
                 base = ("--repl-diskless-sync-delay", "0") + extra
                 master = Server(kind, args.server_core, args.threads, base)
@@ -1188,7 +1188,6 @@ def main_failover(args):
                 procs += [master] + replicas
                 for f in replicas:
                     wait_replica_synced(master.port, f.port)
-                sentinels = []
                 for i in range(3):
                     port = free_port()
                     d = os.path.join(work, f"sentinel-{i}")
@@ -1273,7 +1272,7 @@ def main_failover(args):
                 for p in procs:
                     if p.proc.poll() is None:
                         p.stop()
-                for _, p in locals().get("sentinels", []):
+                for _, p in sentinels:
                     p.kill()
                     p.wait()
                 shutil.rmtree(work, ignore_errors=True)

@@ -587,8 +587,18 @@ fn function_help(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
     super::generic::help_lines(ctx, LINES)
 }
 
-/// Loads one library's code found in an RDB file (start-up, DEBUG RELOAD):
-/// a name already loaded is an error unless `replace`, as in Redis.
+/// Compiles one library's code found in an RDB file.
+fn compile_rdb_library(
+    srv: &crate::server::state::ServerState,
+    code: &[u8],
+) -> Result<Library, String> {
+    let name = lib::parse_metadata(code)?;
+    let (library, _) =
+        crate::scripting::with_vm(&srv.scripts, |vm| lib::load(vm, &name, code, false))?
+            .map_err(|e| String::from_utf8_lossy(&e).into_owned())?;
+    Ok(library)
+}
+
 /// A set of libraries compiled from their code (an RDB's, loaded aside
 /// to replace the live set at once).
 pub fn build_libraries(
@@ -597,24 +607,19 @@ pub fn build_libraries(
 ) -> Result<Libraries, String> {
     let mut libraries = Libraries::default();
     for code in codes {
-        let name = lib::parse_metadata(code)?;
-        let (library, _) =
-            crate::scripting::with_vm(&srv.scripts, |vm| lib::load(vm, &name, code, false))?
-                .map_err(|e| String::from_utf8_lossy(&e).into_owned())?;
-        libraries.add(library, false)?;
+        libraries.add(compile_rdb_library(srv, code)?, false)?;
     }
     Ok(libraries)
 }
 
+/// Loads one library's code found in an RDB file (start-up, DEBUG RELOAD):
+/// a name already loaded is an error unless `replace`, as in Redis.
 pub fn restore_library(
     srv: &crate::server::state::ServerState,
     code: &[u8],
     replace: bool,
 ) -> Result<(), String> {
-    let name = lib::parse_metadata(code)?;
-    let (library, _) =
-        crate::scripting::with_vm(&srv.scripts, |vm| lib::load(vm, &name, code, false))?
-            .map_err(|e| String::from_utf8_lossy(&e).into_owned())?;
+    let library = compile_rdb_library(srv, code)?;
     srv.scripts.libraries.lock().add(library, replace)?;
     srv.scripts.generation.fetch_add(1, Relaxed);
     Ok(())

@@ -359,7 +359,13 @@ pub fn load_image_aside(
 /// freed in the background. The libraries are compiled first: when one
 /// does not load, nothing changes.
 pub fn swap_in(srv: &ServerState, staged: StagedData) -> Result<(), String> {
-    let mut libraries = crate::commands::functions::build_libraries(srv, &staged.functions)?;
+    let mut libraries = match crate::commands::functions::build_libraries(srv, &staged.functions) {
+        Ok(libraries) => libraries,
+        Err(e) => {
+            super::lazyfree::free_later(staged.tables);
+            return Err(e);
+        }
+    };
     let now_ms = unix_ms();
     let mut old = Vec::new();
     {
@@ -413,23 +419,20 @@ fn load_into(
                 }
                 let duplicate =
                     || RdbError::DuplicateKey(String::from_utf8_lossy(&k.key).into_owned(), k.db);
-                match target {
+                let mut live_shard;
+                let (table, merge) = match target {
                     LoadTarget::Live { merge } => {
-                        let mut shard = srv.keyspace.lock_shard(shard_of(&k.key));
-                        let table = &mut shard.dbs[k.db];
-                        if table.peek(&k.key).is_some() && !*merge {
-                            return Err(duplicate());
-                        }
-                        table.insert_expiring(&k.key, entry, k.expire_ms);
+                        live_shard = srv.keyspace.lock_shard(shard_of(&k.key));
+                        (&mut live_shard.dbs[k.db], *merge)
                     }
                     LoadTarget::Staged(staged) => {
-                        let table = &mut staged.tables[shard_of(&k.key)][k.db];
-                        if table.peek(&k.key).is_some() {
-                            return Err(duplicate());
-                        }
-                        table.insert_expiring(&k.key, entry, k.expire_ms);
+                        (&mut staged.tables[shard_of(&k.key)][k.db], false)
                     }
+                };
+                if table.peek(&k.key).is_some() && !merge {
+                    return Err(duplicate());
                 }
+                table.insert_expiring(&k.key, entry, k.expire_ms);
                 report.keys_loaded += 1;
                 if key_delay > 0 {
                     std::thread::sleep(Duration::from_micros(key_delay as u64));

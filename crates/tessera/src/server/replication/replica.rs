@@ -518,7 +518,6 @@ fn full_sync(
         None
     };
     let received = receive_payload(srv, generation, conn, mark.as_deref(), size, &mut file);
-    let file_was_memory = file.is_none();
     let rdb = match (received, file) {
         (Err(e), _) => {
             let _ = std::fs::remove_file(&tmp);
@@ -547,7 +546,8 @@ fn full_sync(
     // ran past its backlog, say) goes beside the old data, which keeps
     // serving reads meanwhile, as Redis 7's async loading; one from a new
     // history does not, as the old data then stands for another data set.
-    let same_history = swap && file_was_memory && srv.repl.stream.lock().replid == replid;
+    // (`swapdb` always receives into memory.)
+    let same_history = swap && srv.repl.stream.lock().replid == replid;
     if same_history {
         let _applying = srv.repl.quiesce();
         return load_aside(srv, &rdb, replid, offset);
