@@ -636,6 +636,99 @@ fn debug_reload_keeps_the_dataset() {
     assert_eq!(c.call(&["DEBUG", "DIGEST"]), digest);
 }
 
+/// INFO's `dump_payload_sanitizations` counts what Redis validates deeply: one per listpack or
+/// intset blob, in RESTORE under `sanitize-dump-payload yes` (or `clients`, except for users
+/// with `skip-sanitize-payload`), and in loaded files only under `yes`. Compared with
+/// redis-server step by step; CONFIG RESETSTAT clears it (and `rdb_saves`).
+#[test]
+fn dump_payload_sanitizations_count_as_redis_counts_them() {
+    let run = |kind: ServerKind| -> Vec<String> {
+        let dir = DataDir::new("sanitize");
+        let mut s = start(kind, &dir, &["--enable-debug-command", "yes"]);
+        let mut c = s.raw();
+        let mut seen = Vec::new();
+        let mut note = |c: &mut RawClient, step: &str| {
+            seen.push(format!(
+                "{step}: {} (rdb_saves {})",
+                info_field(c, "stats", "dump_payload_sanitizations"),
+                info_field(c, "persistence", "rdb_saves")
+            ));
+        };
+        c.call(&["HSET", "hash", "f1", "v1", "f2", "v2"]);
+        c.call(&["ZADD", "zset", "1", "a", "2", "b"]);
+        c.call(&["SADD", "intset", "1", "2", "3"]);
+        c.call(&["SADD", "strset", "a", "b"]);
+        c.call(&["RPUSH", "list", "a", "b", "c"]);
+        c.call(&["SET", "str", "v"]);
+        for i in 0..250 {
+            c.call(&["XADD", "stream", &format!("1-{}", i + 1), "f", "v"]);
+        }
+        let keys = ["hash", "zset", "intset", "strset", "list", "str", "stream"];
+        let dumps: Vec<Vec<u8>> = keys
+            .iter()
+            .map(|k| match c.call(&["DUMP", k]) {
+                Frame::Bulk(p) => p,
+                other => panic!("DUMP {k}: {}", fmt_frame(&other)),
+            })
+            .collect();
+        let restore_all = |c: &mut RawClient| {
+            for (k, p) in keys.iter().zip(&dumps) {
+                let copy = format!("copy:{k}");
+                let reply = c.call(&[b"RESTORE".as_slice(), copy.as_bytes(), b"0", p, b"REPLACE"]);
+                assert_eq!(reply, simple("OK"), "RESTORE {k}");
+            }
+        };
+        note(&mut c, "start");
+        restore_all(&mut c);
+        note(&mut c, "restore, no");
+        c.call(&["CONFIG", "SET", "sanitize-dump-payload", "yes"]);
+        restore_all(&mut c);
+        note(&mut c, "restore, yes");
+        assert_eq!(c.call(&["DEBUG", "RELOAD"]), simple("OK"));
+        note(&mut c, "reload, yes");
+        c.call(&["CONFIG", "SET", "sanitize-dump-payload", "clients"]);
+        restore_all(&mut c);
+        note(&mut c, "restore, clients");
+        assert_eq!(c.call(&["DEBUG", "RELOAD"]), simple("OK"));
+        note(&mut c, "reload, clients");
+        c.call(&[
+            "ACL",
+            "SETUSER",
+            "skipper",
+            "on",
+            "nopass",
+            "+@all",
+            "~*",
+            "skip-sanitize-payload",
+        ]);
+        c.call(&[
+            "ACL",
+            "SETUSER",
+            "checked",
+            "on",
+            "nopass",
+            "+@all",
+            "~*",
+            "sanitize-payload",
+        ]);
+        assert_eq!(c.call(&["AUTH", "skipper", "x"]), simple("OK"));
+        restore_all(&mut c);
+        note(&mut c, "restore, clients, skip-sanitize-payload");
+        assert_eq!(c.call(&["AUTH", "checked", "x"]), simple("OK"));
+        restore_all(&mut c);
+        note(&mut c, "restore, clients, sanitize-payload");
+        assert_eq!(c.call(&["SAVE"]), simple("OK"));
+        note(&mut c, "save");
+        c.call(&["CONFIG", "RESETSTAT"]);
+        note(&mut c, "resetstat");
+        s.assert_healthy();
+        seen
+    };
+    let tessera = run(ServerKind::Tessera);
+    let redis = run(ServerKind::Redis);
+    assert_eq!(tessera, redis);
+}
+
 // ---------------------------------------------------------------- SYNC
 
 /// SYNC, the legacy full synchronization: the snapshot as one bulk of RDB bytes (redis-server

@@ -547,6 +547,68 @@ fn role_and_info_replication_as_redis_shows_them() {
     assert!(hello.contains("\"replica\""), "{hello}");
 }
 
+/// Replication traffic is counted as redis-server 7.0 counts it: the replica's
+/// total_net_repl_input_bytes and the master's total_net_repl_output_bytes take the snapshot
+/// and the stream, as parts of total_net_input_bytes and total_net_output_bytes. Checked for
+/// redis-server pairs too.
+#[test]
+fn replication_traffic_is_counted_as_a_part_of_the_totals() {
+    let stat = |c: &mut RawClient, name: &str| -> u64 {
+        field(c, "stats", name).parse().expect("a byte count")
+    };
+    for kind in [ServerKind::Tessera, ServerKind::Redis] {
+        let master = start(kind, &["--rdbcompression", "no"]);
+        let mut m = master.raw();
+        let value = "v".repeat(1000);
+        for i in 0..500 {
+            m.call(&["SET", &format!("before:{i}"), &value]);
+        }
+        let replica = replica_of(kind, &master, &[]);
+        wait_synced(&master, &replica);
+        let mut r = replica.raw();
+        // The snapshot (500 KB) crossed the link.
+        let snapshot_in = stat(&mut r, "total_net_repl_input_bytes");
+        let snapshot_out = stat(&mut m, "total_net_repl_output_bytes");
+        assert!(
+            snapshot_in >= 500_000,
+            "{kind:?}: replica read {snapshot_in}"
+        );
+        assert!(
+            snapshot_out >= 500_000,
+            "{kind:?}: master wrote {snapshot_out}"
+        );
+        let out_before = stat(&mut m, "total_net_output_bytes");
+        for i in 0..500 {
+            m.call(&["SET", &format!("after:{i}"), &value]);
+        }
+        // Waiting on the replica alone, so the master writes no INFO texts meanwhile.
+        let target = field(&mut m, "replication", "master_repl_offset");
+        assert!(wait_until(SYNC_TIMEOUT, || field(
+            &mut r,
+            "replication",
+            "slave_repl_offset"
+        ) == target));
+        let stream_in = stat(&mut r, "total_net_repl_input_bytes") - snapshot_in;
+        let stream_out = stat(&mut m, "total_net_repl_output_bytes") - snapshot_out;
+        let total_out = stat(&mut m, "total_net_output_bytes") - out_before;
+        // The stream (500 KB) too, in the master's total output beside 500 +OK replies and an
+        // INFO text.
+        assert!(stream_in >= 500_000, "{kind:?}: replica read {stream_in}");
+        assert!(stream_out >= 500_000, "{kind:?}: master wrote {stream_out}");
+        assert!(
+            total_out >= stream_out && total_out - stream_out < 50_000,
+            "{kind:?}: master output {total_out}, of which {stream_out} to the replica"
+        );
+        assert!(stat(&mut r, "total_net_input_bytes") >= snapshot_in + stream_in);
+        assert_eq!(stat(&mut r, "total_net_repl_output_bytes"), 0);
+        assert_eq!(m.call(&["CONFIG", "RESETSTAT"]), simple("OK"));
+        assert_eq!(r.call(&["CONFIG", "RESETSTAT"]), simple("OK"));
+        // (Only a PING of the master's might have crossed since.)
+        assert!(stat(&mut r, "total_net_repl_input_bytes") < 1000);
+        assert!(stat(&mut m, "total_net_repl_output_bytes") < 1000);
+    }
+}
+
 #[test]
 fn replicaof_arguments_and_errors() {
     let s = start(ServerKind::target(), &[]);

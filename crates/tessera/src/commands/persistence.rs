@@ -3,6 +3,7 @@
 //! `server::persist`'s; the payload format is `persistence::rdb`'s; the
 //! connections MIGRATE keeps are `server::migrate`'s.
 
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
 use super::args::{eq_ic, int};
@@ -204,6 +205,12 @@ fn bgrewriteaof(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 fn save(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
+    let st = &ctx.srv.persistence;
+    // Counted as Redis counts SAVE: once past the in-progress check, failed
+    // or not (its other callers, SHUTDOWN and DEBUG RELOAD, do not count).
+    if !st.bgsave_in_progress.load(Relaxed) {
+        st.saves_started.fetch_add(1, Relaxed);
+    }
     persist::save_now(ctx.srv).map_err(CmdError::msg)?;
     ctx.out.ok();
     Ok(())
@@ -298,6 +305,8 @@ fn restore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         j += 1;
     }
     let limits = persist::load_limits(ctx.srv);
+    let deep = persist::deep_sanitize(ctx.srv, Some(ctx.client));
+    let sanitizations = &ctx.srv.persistence.dump_payload_sanitizations;
     let now_ms = ctx.now_ms;
     let touch = ctx.touch;
     let payload = args[3];
@@ -316,7 +325,12 @@ fn restore(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 "ERR DUMP payload version or checksum are wrong",
             ));
         }
-        let value = match rdb::read_payload(payload, &limits) {
+        let mut packed_blobs = 0;
+        let value = rdb::read_payload(payload, &limits, &mut packed_blobs);
+        if deep {
+            sanitizations.fetch_add(packed_blobs, Relaxed);
+        }
+        let value = match value {
             Ok(Some(v)) => v,
             _ => return Err(CmdError::msg("ERR Bad data format")),
         };

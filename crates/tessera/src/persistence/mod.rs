@@ -28,7 +28,7 @@ pub struct Status {
     /// Unix ms the running background save began (0 when none).
     pub bgsave_started_ms: AtomicI64,
     pub last_cow_bytes: AtomicU64,
-    /// Saves started, foreground or not (INFO's rdb_saves).
+    /// SAVE commands and background saves started (INFO's rdb_saves).
     pub saves_started: AtomicU64,
     /// Background saves and rewrites started (INFO's total_forks: Tessera
     /// never forks, tools read it as "background jobs started").
@@ -45,6 +45,9 @@ pub struct Status {
     pub loading_loaded_bytes: AtomicU64,
     pub last_load_keys_loaded: AtomicU64,
     pub last_load_keys_expired: AtomicU64,
+    /// Compact blobs validated deeply (INFO `dump_payload_sanitizations`,
+    /// counted as Redis counts them; see `server::persist::deep_sanitize`).
+    pub dump_payload_sanitizations: AtomicU64,
     /// The AOF's last write or fsync failed (shared with its writer, so
     /// the MISCONF check of every write is one load, no lock).
     pub aof_write_failed: std::sync::Arc<AtomicBool>,
@@ -82,6 +85,7 @@ impl Default for Status {
             loading_loaded_bytes: AtomicU64::new(0),
             last_load_keys_loaded: AtomicU64::new(0),
             last_load_keys_expired: AtomicU64::new(0),
+            dump_payload_sanitizations: AtomicU64::new(0),
             aof_write_failed: Default::default(),
             aof_enabled: AtomicBool::new(false),
             aof_waits: AtomicBool::new(false),

@@ -502,7 +502,9 @@ async fn flush<S: ClientSocket>(
         }
     }
     client.worker.writes_processed.add(1);
-    client.worker.net_output_bytes.add(out.buf.len() as u64);
+    client
+        .worker
+        .count_output(out.buf.len() as u64, client.info.is_replica.load(Relaxed));
     client
         .info
         .total_out

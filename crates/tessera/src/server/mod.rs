@@ -723,8 +723,10 @@ async fn sample_metrics(srv: Arc<ServerState>) {
         tick.tick().await;
         let totals = [
             srv.stat_total(|w| w.commands_processed.get()),
-            srv.stat_total(|w| w.net_input_bytes.get()),
-            srv.stat_total(|w| w.net_output_bytes.get()),
+            srv.stat_total(|w| w.net_input_bytes.get()) + srv.repl.link_input_bytes.load(Relaxed),
+            srv.stat_total(|w| w.net_output_bytes.get()) + srv.repl.link_output_bytes.load(Relaxed),
+            srv.repl.net_repl_input_bytes.load(Relaxed),
+            srv.stat_total(|w| w.net_repl_output_bytes.get()),
         ];
         srv.instant.lock().sample(unix_ms(), totals);
         client_evict::from_cron(&srv);

@@ -303,7 +303,10 @@ fn send_pending(socket: &mut std::net::TcpStream, tls: Option<&TlsSession>, stat
     }
     if sent > 0 {
         state.client.worker.writes_processed.add(1);
-        state.client.worker.net_output_bytes.add(sent as u64);
+        state
+            .client
+            .worker
+            .count_output(sent as u64, state.client.info.is_replica.load(Relaxed));
         state.client.info.total_out.fetch_add(sent as u64, Relaxed);
         state.out.buf.drain(..sent);
     }

@@ -39,6 +39,21 @@ pub fn load_limits(srv: &ServerState) -> LoadLimits {
     }
 }
 
+/// Whether Redis would validate a payload's compact blobs deeply, which
+/// is what INFO's `dump_payload_sanitizations` counts. Tessera decodes
+/// every value into its own structures, so it always checks as deeply as
+/// `yes` does; this only decides what is counted. `client` is the one
+/// running RESTORE, `None` for a file or a full sync being loaded.
+pub fn deep_sanitize(srv: &ServerState, client: Option<&crate::server::client::Client>) -> bool {
+    match srv.config.sanitize_dump_payload().as_str() {
+        "yes" => true,
+        "clients" => client.is_some_and(|c| {
+            !c.from_master && c.user.with_rules(|r| r.sanitize_payload) != Some(false)
+        }),
+        _ => false,
+    }
+}
+
 fn access_mode(srv: &ServerState) -> AccessMode {
     match srv.config.maxmemory_policy() {
         MaxmemoryPolicy::AllkeysLru | MaxmemoryPolicy::VolatileLru => AccessMode::Lru,
@@ -120,7 +135,6 @@ pub fn save_now(srv: &ServerState) -> Result<(), String> {
     }
     let dirty = crate::keyspace::effects::total_dirty();
     let running = save::begin(job(srv)).map_err(|e| format!("ERR {e}"))?;
-    srv.persistence.saves_started.fetch_add(1, Relaxed);
     let result = running.write();
     finish(&srv.persistence, &result, dirty, false);
     // A SAVE's outcome counts as the last background save's for MISCONF,
@@ -473,6 +487,11 @@ fn load_into(
     )?;
     if summary.checksum_skipped {
         log::warning("RDB file was saved with checksum disabled: no check performed.");
+    }
+    if deep_sanitize(srv, None) {
+        srv.persistence
+            .dump_payload_sanitizations
+            .fetch_add(summary.packed_blobs, Relaxed);
     }
     match target {
         LoadTarget::Live { merge } => {

@@ -64,18 +64,31 @@ pub struct LatencySeries {
 /// last 16 samples.
 #[derive(Default)]
 pub struct InstantMetrics {
-    last: Option<(i64, [u64; 3])>,
-    samples: VecDeque<[f64; 3]>,
+    last: Option<(i64, [u64; METRICS])>,
+    samples: VecDeque<[f64; METRICS]>,
+}
+
+/// Commands, input bytes, output bytes, replication input bytes and
+/// replication output bytes.
+pub const METRICS: usize = 5;
+
+/// What INFO shows of [`InstantMetrics`].
+pub struct InstantRates {
+    pub ops: u64,
+    pub input_kbps: f64,
+    pub output_kbps: f64,
+    pub repl_input_kbps: f64,
+    pub repl_output_kbps: f64,
 }
 
 impl InstantMetrics {
-    /// Adds a sample of the running totals (commands, input bytes, output
-    /// bytes) taken at `now_ms`.
-    pub fn sample(&mut self, now_ms: i64, totals: [u64; 3]) {
+    /// Adds a sample of the running totals (in [`METRICS`] order) taken at
+    /// `now_ms`.
+    pub fn sample(&mut self, now_ms: i64, totals: [u64; METRICS]) {
         if let Some((t, prev)) = self.last {
             let dt = (now_ms - t).max(1) as f64 / 1000.0;
-            let rate = |i: usize| totals[i].saturating_sub(prev[i]) as f64 / dt;
-            self.samples.push_back([rate(0), rate(1), rate(2)]);
+            let rates = std::array::from_fn(|i| totals[i].saturating_sub(prev[i]) as f64 / dt);
+            self.samples.push_back(rates);
             if self.samples.len() > 16 {
                 self.samples.pop_front();
             }
@@ -83,11 +96,16 @@ impl InstantMetrics {
         self.last = Some((now_ms, totals));
     }
 
-    /// (ops/sec, input kbps, output kbps).
-    pub fn rates(&self) -> (u64, f64, f64) {
+    pub fn rates(&self) -> InstantRates {
         let n = self.samples.len().max(1) as f64;
         let avg = |i: usize| self.samples.iter().map(|s| s[i]).sum::<f64>() / n;
-        (avg(0).round() as u64, avg(1) / 1024.0, avg(2) / 1024.0)
+        InstantRates {
+            ops: avg(0).round() as u64,
+            input_kbps: avg(1) / 1024.0,
+            output_kbps: avg(2) / 1024.0,
+            repl_input_kbps: avg(3) / 1024.0,
+            repl_output_kbps: avg(4) / 1024.0,
+        }
     }
 }
 

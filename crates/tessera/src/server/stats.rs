@@ -178,6 +178,9 @@ pub struct WorkerStats {
     pub errors_seen: OwnedCounter,
     pub net_input_bytes: OwnedCounter,
     pub net_output_bytes: OwnedCounter,
+    /// The part of `net_output_bytes` written to replica connections (the
+    /// snapshot and the stream): INFO's total_net_repl_output_bytes.
+    pub net_repl_output_bytes: OwnedCounter,
     pub commands_processed: OwnedCounter,
     pub connections_received: OwnedCounter,
     pub rejected_connections: OwnedCounter,
@@ -196,12 +199,24 @@ impl WorkerStats {
             errors_seen: OwnedCounter::default(),
             net_input_bytes: OwnedCounter::default(),
             net_output_bytes: OwnedCounter::default(),
+            net_repl_output_bytes: OwnedCounter::default(),
             commands_processed: OwnedCounter::default(),
             connections_received: OwnedCounter::default(),
             rejected_connections: OwnedCounter::default(),
             evicted_keys: OwnedCounter::default(),
             reads_processed: OwnedCounter::default(),
             writes_processed: OwnedCounter::default(),
+        }
+    }
+
+    /// Counts bytes written to a client; those to replicas also count as
+    /// replication output (a part of the total, as redis-server 7.0
+    /// reports it).
+    #[inline]
+    pub fn count_output(&self, bytes: u64, to_replica: bool) {
+        self.net_output_bytes.add(bytes);
+        if to_replica {
+            self.net_repl_output_bytes.add(bytes);
         }
     }
 
@@ -230,6 +245,7 @@ impl WorkerStats {
         self.errors.lock().clear();
         self.net_input_bytes.reset();
         self.net_output_bytes.reset();
+        self.net_repl_output_bytes.reset();
         self.commands_processed.reset();
         self.connections_received.reset();
         self.rejected_connections.reset();

@@ -78,6 +78,27 @@ pub(super) fn config_resetstat(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
         .store(0, std::sync::atomic::Ordering::Relaxed);
     ctx.srv.keyspace.reset_stats();
     ctx.srv.peak_memory.store(0, Relaxed);
+    // What Redis's resetServerStats clears beyond the per-thread counters.
+    let repl = &ctx.srv.repl;
+    for counter in [
+        &repl.sync_full,
+        &repl.sync_partial_ok,
+        &repl.sync_partial_err,
+        &repl.link_input_bytes,
+        &repl.link_output_bytes,
+        &repl.net_repl_input_bytes,
+    ] {
+        counter.store(0, Relaxed);
+    }
+    let st = &ctx.srv.persistence;
+    for counter in [
+        &st.saves_started,
+        &st.background_jobs,
+        &st.aof_rewrites,
+        &st.dump_payload_sanitizations,
+    ] {
+        counter.store(0, Relaxed);
+    }
     ctx.out.ok();
     Ok(())
 }

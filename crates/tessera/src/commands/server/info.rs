@@ -293,18 +293,22 @@ fn info_persistence(ctx: &Ctx, t: &mut String) {
 fn info_stats(ctx: &Ctx, t: &mut String) {
     let srv = ctx.srv;
     let ks = srv.keyspace.stats();
-    let (ops, in_kbps, out_kbps) = srv.instant.lock().rates();
+    let rates = srv.instant.lock().rates();
     let total = |f: fn(&crate::server::stats::WorkerStats) -> u64| srv.stat_total(f);
     let _ = write!(
         t,
-        "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:0\r\ntotal_net_repl_output_bytes:0\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\ninstantaneous_input_repl_kbps:0.00\r\ninstantaneous_output_repl_kbps:0.00\r\nrejected_connections:{}\r\nsync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\nexpired_keys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\nexpire_cycle_cpu_milliseconds:0\r\nevicted_keys:{}\r\nevicted_clients:{}\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlatest_fork_usec:0\r\ntotal_forks:{}\r\nmigrate_cached_sockets:{}\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:0\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\n",
+        "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:{}\r\ntotal_net_repl_output_bytes:{}\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\ninstantaneous_input_repl_kbps:{:.2}\r\ninstantaneous_output_repl_kbps:{:.2}\r\nrejected_connections:{}\r\nsync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\nexpired_keys:{}\r\nexpired_stale_perc:0.00\r\nexpired_time_cap_reached_count:0\r\nexpire_cycle_cpu_milliseconds:0\r\nevicted_keys:{}\r\nevicted_clients:{}\r\ntotal_eviction_exceeded_time:0\r\ncurrent_eviction_exceeded_time:0\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlatest_fork_usec:0\r\ntotal_forks:{}\r\nmigrate_cached_sockets:{}\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:{}\r\ntotal_reads_processed:{}\r\ntotal_writes_processed:{}\r\nio_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\n",
         total(|w| w.connections_received.get()),
         total(|w| w.commands_processed.get()),
-        ops,
-        total(|w| w.net_input_bytes.get()),
-        total(|w| w.net_output_bytes.get()),
-        in_kbps,
-        out_kbps,
+        rates.ops,
+        total(|w| w.net_input_bytes.get()) + srv.repl.link_input_bytes.load(Relaxed),
+        total(|w| w.net_output_bytes.get()) + srv.repl.link_output_bytes.load(Relaxed),
+        srv.repl.net_repl_input_bytes.load(Relaxed),
+        total(|w| w.net_repl_output_bytes.get()),
+        rates.input_kbps,
+        rates.output_kbps,
+        rates.repl_input_kbps,
+        rates.repl_output_kbps,
         total(|w| w.rejected_connections.get()),
         srv.repl.sync_full.load(Relaxed),
         srv.repl.sync_partial_ok.load(Relaxed),
@@ -323,6 +327,7 @@ fn info_stats(ctx: &Ctx, t: &mut String) {
         srv.tracking.tracked_items(),
         srv.tracking.prefix_count(),
         error_totals(ctx).values().sum::<u64>(),
+        srv.persistence.dump_payload_sanitizations.load(Relaxed),
         total(|w| w.reads_processed.get()),
         total(|w| w.writes_processed.get()),
     );

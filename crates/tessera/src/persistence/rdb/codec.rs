@@ -145,11 +145,27 @@ pub fn write_millis(out: &mut Vec<u8>, ms: i64) {
 pub struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
+    packed_blobs: u64,
 }
 
 impl<'a> Reader<'a> {
     pub fn new(buf: &'a [u8]) -> Reader<'a> {
-        Reader { buf, pos: 0 }
+        Reader {
+            buf,
+            pos: 0,
+            packed_blobs: 0,
+        }
+    }
+
+    /// Counts a listpack or intset blob read so far: the unit Redis's
+    /// `dump_payload_sanitizations` counts when it validates deeply (the
+    /// old ziplist and zipmap forms are always converted, so not counted).
+    pub fn note_packed_blob(&mut self) {
+        self.packed_blobs += 1;
+    }
+
+    pub fn packed_blobs(&self) -> u64 {
+        self.packed_blobs
     }
 
     pub fn position(&self) -> usize {

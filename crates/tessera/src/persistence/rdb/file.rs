@@ -126,6 +126,8 @@ pub struct LoadSummary {
     pub version: u32,
     /// The checksum was zero (saved with `rdbchecksum no`): not checked.
     pub checksum_skipped: bool,
+    /// Listpack and intset blobs read (see `Reader::note_packed_blob`).
+    pub packed_blobs: u64,
 }
 
 /// The RDB version of a file's header.
@@ -243,5 +245,6 @@ pub fn load(
     Ok(LoadSummary {
         version,
         checksum_skipped,
+        packed_blobs: r.packed_blobs(),
     })
 }

@@ -63,14 +63,22 @@ pub fn verify_payload(p: &[u8]) -> bool {
 }
 
 /// Decodes a verified DUMP payload's value (`Ok(None)`: an empty one).
-pub fn read_payload(p: &[u8], limits: &LoadLimits) -> RdbResult<Option<crate::types::Value>> {
+/// `packed_blobs` counts the listpack and intset blobs it read, also when
+/// it fails on a later one.
+pub fn read_payload(
+    p: &[u8],
+    limits: &LoadLimits,
+    packed_blobs: &mut u64,
+) -> RdbResult<Option<crate::types::Value>> {
     let body = p.get(..p.len().saturating_sub(10)).unwrap_or(&[]);
     let mut r = codec::Reader::new(body);
     let t = r.u8()?;
     if !codec::is_value_type(t) {
         return Err(RdbError::Corrupt("unknown value type"));
     }
-    let v = value::read_value(&mut r, t, limits)?;
+    let v = value::read_value(&mut r, t, limits);
+    *packed_blobs = r.packed_blobs();
+    let v = v?;
     if !r.is_empty() {
         return Err(RdbError::Corrupt("trailing bytes after the value"));
     }

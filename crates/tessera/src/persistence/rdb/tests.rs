@@ -82,7 +82,7 @@ fn round_trip(v: &Value, compress: bool) -> Value {
     };
     let payload = dump_payload(v, &opts);
     assert!(verify_payload(&payload));
-    read_payload(&payload, &LoadLimits::default())
+    read_payload(&payload, &LoadLimits::default(), &mut 0)
         .expect("decodes")
         .expect("not empty")
 }

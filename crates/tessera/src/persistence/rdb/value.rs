@@ -332,6 +332,7 @@ pub fn read_value(r: &mut Reader, t: u8, limits: &LoadLimits) -> RdbResult<Optio
                     QUICKLIST_NODE_PLAIN => list.push(crate::types::list::End::Tail, &blob),
                     QUICKLIST_NODE_PACKED => {
                         let items = if t == TYPE_LIST_QUICKLIST_2 {
+                            r.note_packed_blob();
                             read_listpack(&blob)?
                         } else {
                             read_ziplist(&blob)?
@@ -369,6 +370,7 @@ pub fn read_value(r: &mut Reader, t: u8, limits: &LoadLimits) -> RdbResult<Optio
             }
         }
         TYPE_SET_INTSET => {
+            r.note_packed_blob();
             let members = read_intset(&r.string()?)?;
             let mut s = SetValue::new_intset();
             let mut scratch = itoa::Buffer::new();
@@ -397,6 +399,7 @@ pub fn read_value(r: &mut Reader, t: u8, limits: &LoadLimits) -> RdbResult<Optio
         TYPE_ZSET_ZIPLIST | TYPE_ZSET_LISTPACK => {
             let blob = r.string()?;
             let items = if t == TYPE_ZSET_LISTPACK {
+                r.note_packed_blob();
                 read_listpack(&blob)?
             } else {
                 read_ziplist(&blob)?
@@ -439,6 +442,7 @@ pub fn read_value(r: &mut Reader, t: u8, limits: &LoadLimits) -> RdbResult<Optio
         TYPE_HASH_ZIPLIST | TYPE_HASH_LISTPACK => {
             let blob = r.string()?;
             let items = if t == TYPE_HASH_LISTPACK {
+                r.note_packed_blob();
                 read_listpack(&blob)?
             } else {
                 read_ziplist(&blob)?
@@ -525,6 +529,7 @@ fn read_stream(r: &mut Reader, v2: bool, node_limits: NodeLimits) -> RdbResult<S
         ms.copy_from_slice(&key[..8]);
         seq.copy_from_slice(&key[8..]);
         let master = StreamId::new(u64::from_be_bytes(ms), u64::from_be_bytes(seq));
+        r.note_packed_blob();
         let items = read_listpack(&r.string()?)?;
         if items.is_empty() {
             return Err(RdbError::Corrupt("empty listpack inside stream"));

@@ -462,6 +462,14 @@ pub struct Replication {
     pub sync_full: AtomicU64,
     pub sync_partial_ok: AtomicU64,
     pub sync_partial_err: AtomicU64,
+    /// Bytes read from and written to our master, handshakes included
+    /// (parts of INFO's total_net_input_bytes and total_net_output_bytes:
+    /// the link is not a worker's client).
+    pub link_input_bytes: AtomicU64,
+    pub link_output_bytes: AtomicU64,
+    /// The part of `link_input_bytes` that was snapshots and streams
+    /// (INFO's total_net_repl_input_bytes).
+    pub net_repl_input_bytes: AtomicU64,
     /// When the last replica left (ms; for repl-backlog-ttl).
     pub no_replicas_since_ms: AtomicI64,
     /// A full sync waiting for more replicas (repl-diskless-sync-delay).
@@ -506,6 +514,9 @@ impl Replication {
             sync_full: AtomicU64::new(0),
             sync_partial_ok: AtomicU64::new(0),
             sync_partial_err: AtomicU64::new(0),
+            link_input_bytes: AtomicU64::new(0),
+            link_output_bytes: AtomicU64::new(0),
+            net_repl_input_bytes: AtomicU64::new(0),
             no_replicas_since_ms: AtomicI64::new(unix_ms()),
             pending_sync: Mutex::new(None),
             has_history: AtomicBool::new(false),

@@ -100,6 +100,8 @@ impl MasterClient {
 /// A blocking connection with a read buffer.
 struct Conn {
     sock: LinkIo,
+    /// The server's replication state, where the link's traffic counts.
+    repl: Arc<super::Replication>,
     /// The TCP socket under `sock` (its descriptor and local address).
     tcp: TcpStream,
     buf: Vec<u8>,
@@ -189,6 +191,7 @@ impl Conn {
                 Ok(0) => return Err("Master closed the connection".into()),
                 Ok(n) => {
                     self.buf.extend_from_slice(&chunk[..n]);
+                    srv.repl.link_input_bytes.fetch_add(n as u64, Relaxed);
                     if let Some(l) = srv.repl.link.lock().as_mut() {
                         l.last_io_ms = unix_ms();
                     }
@@ -231,11 +234,7 @@ impl Conn {
     }
 
     fn send(&mut self, argv: &[&[u8]]) -> Result<(), String> {
-        let mut bytes = Vec::new();
-        crate::journal::encode_command(argv, &mut bytes);
-        self.sock
-            .write_all(&bytes)
-            .map_err(|e| format!("Error writing to MASTER: {e}"))
+        send_command(&mut self.sock, &self.repl, argv)
     }
 
     fn call(
@@ -277,6 +276,7 @@ fn session(
     };
     let mut conn = Conn {
         sock: io,
+        repl: srv.repl.clone(),
         tcp: sock,
         buf: Vec::new(),
         timeout,
@@ -712,6 +712,9 @@ fn receive_payload(
             }
         }
         received += take as u64;
+        srv.repl
+            .net_repl_input_bytes
+            .fetch_add(take as u64, Relaxed);
         conn.buf.drain(..take);
         if let Some(l) = srv.repl.link.lock().as_mut() {
             l.transfer_read = received;
@@ -811,14 +814,11 @@ fn route_stream(
                     lanes.submit(&mut batches);
                     lanes.drain();
                     let offset = srv.repl.stream.lock().offset.to_string();
-                    let mut ack = Vec::new();
-                    crate::journal::encode_command(
+                    send_command(
+                        &mut conn.sock,
+                        &conn.repl,
                         &[b"REPLCONF".as_slice(), b"ACK", offset.as_bytes()],
-                        &mut ack,
-                    );
-                    conn.sock
-                        .write_all(&ack)
-                        .map_err(|e| format!("Error writing to MASTER: {e}"))?;
+                    )?;
                 } else if !args.is_empty() {
                     let lane = if mc.client.multi.active {
                         None
@@ -873,6 +873,21 @@ fn route_stream(
     }
 }
 
+/// Writes a command to the master (a function of the link's parts, so
+/// it can be called while the read buffer is borrowed).
+fn send_command(
+    sock: &mut LinkIo,
+    repl: &super::Replication,
+    argv: &[&[u8]],
+) -> Result<(), String> {
+    let mut bytes = Vec::new();
+    crate::journal::encode_command(argv, &mut bytes);
+    repl.link_output_bytes
+        .fetch_add(bytes.len() as u64, Relaxed);
+    sock.write_all(&bytes)
+        .map_err(|e| format!("Error writing to MASTER: {e}"))
+}
+
 /// One read of at most the socket's read timeout: whether bytes arrived.
 fn conn_fill_once(conn: &mut Conn, srv: &ServerState, generation: u64) -> Result<bool, String> {
     let mut chunk = [0u8; 64 * 1024];
@@ -883,6 +898,8 @@ fn conn_fill_once(conn: &mut Conn, srv: &ServerState, generation: u64) -> Result
         Ok(0) => Err("the master closed the connection".into()),
         Ok(n) => {
             conn.buf.extend_from_slice(&chunk[..n]);
+            srv.repl.link_input_bytes.fetch_add(n as u64, Relaxed);
+            srv.repl.net_repl_input_bytes.fetch_add(n as u64, Relaxed);
             if let Some(l) = srv.repl.link.lock().as_mut() {
                 l.last_io_ms = unix_ms();
             }
