@@ -415,13 +415,18 @@ fn load_into(
     };
     let mut functions = Vec::new();
     let total = data.len() as u64;
-    srv.persistence.loading_total_bytes.store(total, Relaxed);
+    let st = &srv.persistence;
+    st.loading_total_bytes.store(total, Relaxed);
+    // INFO shows these counts growing while the load runs, as Redis does.
+    st.last_load_keys_loaded.store(0, Relaxed);
+    st.last_load_keys_expired.store(0, Relaxed);
     let mut sink = |rec: Record| -> Result<(), RdbError> {
         match rec {
             Record::Key(k) => {
                 // (A replica keeps them: its master's DEL will come.)
                 if k.expire_ms > 0 && k.expire_ms < now_ms && !srv.repl.is_replica() {
                     report.keys_expired += 1;
+                    st.last_load_keys_expired.fetch_add(1, Relaxed);
                     return Ok(());
                 }
                 let mut entry = Entry::new(k.value, fresh);
@@ -448,6 +453,7 @@ fn load_into(
                 }
                 table.insert_expiring(&k.key, entry, k.expire_ms);
                 report.keys_loaded += 1;
+                st.last_load_keys_loaded.fetch_add(1, Relaxed);
                 if key_delay > 0 {
                     std::thread::sleep(Duration::from_micros(key_delay as u64));
                 }
@@ -503,12 +509,6 @@ fn load_into(
         LoadTarget::Staged(staged) => staged.functions = functions,
     }
     srv.persistence.loading_loaded_bytes.store(total, Relaxed);
-    srv.persistence
-        .last_load_keys_loaded
-        .store(report.keys_loaded, Relaxed);
-    srv.persistence
-        .last_load_keys_expired
-        .store(report.keys_expired, Relaxed);
     Ok(report)
 }
 
