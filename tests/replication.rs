@@ -253,6 +253,52 @@ fn partial_resync_after_the_link_drops() {
 
 /// A replica that asks for history the backlog no longer holds, or for an unknown ID, gets a
 /// full sync (counted as a failed partial one).
+/// A replica shut down with SAVE records in its RDB file the stream it follows (repl-id,
+/// repl-offset and the stream's database); restarted, it continues that stream with a partial
+/// resync, as Redis replicas do. The master keeps writing in the database its stream was in,
+/// so nothing names it again: the file must. Every pairing with redis-server.
+#[test]
+fn a_restarted_replica_continues_the_stream_from_its_rdb_file() {
+    for (mk, rk) in [
+        (ServerKind::Tessera, ServerKind::Tessera),
+        (ServerKind::Redis, ServerKind::Tessera),
+        (ServerKind::Tessera, ServerKind::Redis),
+    ] {
+        let what = format!("{mk:?}->{rk:?}");
+        let dir = common::dataset::DataDir::new("restarted-replica");
+        let d = dir.arg();
+        let replica_args = ["--dir", d.as_str()];
+        let master = start(mk, &[]);
+        let mut replica = replica_of(rk, &master, &replica_args);
+        populate(&mut master.raw(), 6);
+        let mut m = master.raw();
+        assert_eq!(m.call(&["SELECT", "3"]), simple("OK"));
+        assert_eq!(m.call(&["SET", "in3", "before"]), simple("OK"));
+        wait_synced(&master, &replica);
+        replica.raw().send(&["SHUTDOWN", "SAVE"]);
+        assert!(
+            replica.wait_exit(Duration::from_secs(60)).is_some(),
+            "{what}: the replica did not shut down"
+        );
+        drop(replica);
+        for i in 0..50 {
+            assert_eq!(m.call(&["SET", &format!("in3:{i}"), "after"]), simple("OK"));
+        }
+        assert_eq!(m.call(&["INCR", "in3:counter"]), Frame::Integer(1));
+        let replica = replica_of(rk, &master, &replica_args);
+        wait_synced(&master, &replica);
+        let stats = info(&mut m, "stats");
+        assert_eq!(stats["sync_full"], "1", "{what}");
+        assert_eq!(stats["sync_partial_ok"], "1", "{what}");
+        let mut r = replica.raw();
+        assert_eq!(r.call(&["SELECT", "3"]), simple("OK"));
+        assert_eq!(r.call(&["GET", "in3:49"]), bulk("after"), "{what}");
+        assert_eq!(r.call(&["EXISTS", "in3:0"]), Frame::Integer(1), "{what}");
+        drop(r);
+        assert_same_dataset(&master, &replica, &what);
+    }
+}
+
 #[test]
 fn psync_outside_the_backlog_is_a_full_resync() {
     let master = start(ServerKind::Tessera, &["--repl-backlog-size", "16kb"]);

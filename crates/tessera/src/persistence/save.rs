@@ -42,6 +42,9 @@ pub struct SaveJob {
     pub key_delay_us: i64,
     /// fsync every 4 MiB while writing (rdb-save-incremental-fsync).
     pub incremental_fsync: bool,
+    /// A replica's stream position at the snapshot's instant, written as
+    /// the `repl-*` aux fields.
+    pub repl: Option<crate::server::replication::SavedPosition>,
 }
 
 /// Runs at the snapshot's instant with the first effects unit number
@@ -403,19 +406,22 @@ impl Running {
     fn write_rdb_header(&self, head: &mut Vec<u8>) {
         let job = &self.job;
         let ctime = self.started_ms / 1000;
-        file::write_header(
-            head,
-            &[
-                (
-                    "redis-ver",
-                    AuxValue::Str(crate::REDIS_COMPAT_VERSION.as_bytes()),
-                ),
-                ("redis-bits", AuxValue::Int(64)),
-                ("ctime", AuxValue::Int(ctime)),
-                ("used-mem", AuxValue::Int(job.used_memory as i64)),
-                ("aof-base", AuxValue::Int(job.aof_base as i64)),
-            ],
-        );
+        let mut aux = vec![
+            (
+                "redis-ver",
+                AuxValue::Str(crate::REDIS_COMPAT_VERSION.as_bytes()),
+            ),
+            ("redis-bits", AuxValue::Int(64)),
+            ("ctime", AuxValue::Int(ctime)),
+            ("used-mem", AuxValue::Int(job.used_memory as i64)),
+        ];
+        if let Some(p) = &job.repl {
+            aux.push(("repl-stream-db", AuxValue::Int(p.stream_db)));
+            aux.push(("repl-id", AuxValue::Str(p.replid.as_bytes())));
+            aux.push(("repl-offset", AuxValue::Int(p.offset)));
+        }
+        aux.push(("aof-base", AuxValue::Int(job.aof_base as i64)));
+        file::write_header(head, &aux);
         for code in &job.functions {
             file::write_function(head, code, job.opts.compress);
         }

@@ -69,6 +69,16 @@ pub fn save_job(srv: &ServerState) -> SaveJob {
     job(srv)
 }
 
+/// Begins a save of the RDB file: on a replica, at an instant whose
+/// stream position the file records (see `position_for_save`).
+fn begin_rdb_save(srv: &ServerState) -> Result<save::Running, String> {
+    crate::server::replication::position_for_save(srv, |position| {
+        let mut j = job(srv);
+        j.repl = position;
+        save::begin(j)
+    })
+}
+
 fn job(srv: &ServerState) -> SaveJob {
     let functions = srv
         .scripts
@@ -90,6 +100,7 @@ fn job(srv: &ServerState) -> SaveJob {
         as_commands: None,
         key_delay_us: srv.config.rdb_key_save_delay(),
         incremental_fsync: srv.config.rdb_save_incremental_fsync(),
+        repl: None,
     }
 }
 
@@ -134,7 +145,7 @@ pub fn save_now(srv: &ServerState) -> Result<(), String> {
         return Err("ERR Background save already in progress".into());
     }
     let dirty = crate::keyspace::effects::total_dirty();
-    let running = save::begin(job(srv)).map_err(|e| format!("ERR {e}"))?;
+    let running = begin_rdb_save(srv).map_err(|e| format!("ERR {e}"))?;
     let result = running.write();
     finish(&srv.persistence, &result, dirty, false);
     // A SAVE's outcome counts as the last background save's for MISCONF,
@@ -156,7 +167,7 @@ pub fn bgsave(srv: &ServerState) -> Result<(), String> {
         return Err("ERR Background save already in progress".into());
     }
     let dirty = crate::keyspace::effects::total_dirty();
-    let running = match save::begin(job(srv)) {
+    let running = match begin_rdb_save(srv) {
         Ok(r) => r,
         Err(e) => {
             st.bgsave_in_progress.store(false, Relaxed);
@@ -312,6 +323,8 @@ pub struct LoadReport {
     pub keys_loaded: u64,
     pub keys_expired: u64,
     pub empty_skipped: u64,
+    /// The `repl-*` aux fields, when the file has all three.
+    pub position: Option<crate::server::replication::SavedPosition>,
 }
 
 /// Loads an RDB image into the (empty or not) keyspace, replacing keys it
@@ -412,7 +425,9 @@ fn load_into(
         keys_loaded: 0,
         keys_expired: 0,
         empty_skipped: 0,
+        position: None,
     };
+    let (mut stream_db, mut replid, mut repl_offset) = (None, None, None);
     let mut functions = Vec::new();
     let total = data.len() as u64;
     let st = &srv.persistence;
@@ -471,6 +486,12 @@ fn load_into(
                         let age = (now_ms / 1000 - ctime).max(0);
                         log::notice(&format!("RDB age {age} seconds"));
                     }
+                } else if name == b"repl-stream-db" {
+                    stream_db = crate::util::numbers::parse_i64(&value);
+                } else if name == b"repl-id" {
+                    replid = Some(String::from_utf8_lossy(&value).into_owned());
+                } else if name == b"repl-offset" {
+                    repl_offset = crate::util::numbers::parse_i64(&value);
                 } else if name == b"used-mem" {
                     if let Some(used) = crate::util::numbers::parse_i64(&value) {
                         log::notice(&format!(
@@ -509,6 +530,13 @@ fn load_into(
         LoadTarget::Staged(staged) => staged.functions = functions,
     }
     srv.persistence.loading_loaded_bytes.store(total, Relaxed);
+    if let (Some(stream_db), Some(replid), Some(offset)) = (stream_db, replid, repl_offset) {
+        report.position = Some(crate::server::replication::SavedPosition {
+            stream_db,
+            replid,
+            offset,
+        });
+    }
     Ok(report)
 }
 
@@ -544,6 +572,9 @@ pub fn load_at_startup(srv: &ServerState) -> Result<(), String> {
                 "DB loaded from disk: {:.3} seconds",
                 started.elapsed().as_secs_f64()
             ));
+            if let (true, Some(position)) = (srv.repl.is_replica(), &report.position) {
+                crate::server::replication::restore_position(srv, position);
+            }
             // The loaded state is the saved state: nothing to save yet.
             st.dirty_at_last_save
                 .store(crate::keyspace::effects::total_dirty(), Relaxed);

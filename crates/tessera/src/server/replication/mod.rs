@@ -470,6 +470,13 @@ pub struct Replication {
     /// The part of `link_input_bytes` that was snapshots and streams
     /// (INFO's total_net_repl_input_bytes).
     pub net_repl_input_bytes: AtomicU64,
+    /// On a replica, the database our master's stream is in at our offset
+    /// (its last SELECT; -1 before any): saved in RDB files beside the
+    /// offset (`repl-stream-db`) so a restart can continue the stream.
+    pub master_stream_db: AtomicI64,
+    /// The database a restored file named (-1: none), for the first link
+    /// after start-up, which takes it.
+    pub restored_stream_db: AtomicI64,
     /// When the last replica left (ms; for repl-backlog-ttl).
     pub no_replicas_since_ms: AtomicI64,
     /// A full sync waiting for more replicas (repl-diskless-sync-delay).
@@ -517,6 +524,8 @@ impl Replication {
             link_input_bytes: AtomicU64::new(0),
             link_output_bytes: AtomicU64::new(0),
             net_repl_input_bytes: AtomicU64::new(0),
+            master_stream_db: AtomicI64::new(-1),
+            restored_stream_db: AtomicI64::new(-1),
             no_replicas_since_ms: AtomicI64::new(unix_ms()),
             pending_sync: Mutex::new(None),
             has_history: AtomicBool::new(false),
@@ -672,6 +681,61 @@ pub fn semi_sync_changed(srv: &super::state::ServerState) {
 
 /// The `replicaof` directive, once the data is loaded (and the
 /// semi-synchronous mode, if configured).
+/// What an RDB file says of the stream its data came from (the
+/// `repl-stream-db`, `repl-id` and `repl-offset` aux fields).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SavedPosition {
+    pub stream_db: i64,
+    pub replid: String,
+    pub offset: i64,
+}
+
+/// A replica's position for an RDB file, taken with the apply threads
+/// drained, so that it is exactly what `at_instant` (which fixes the
+/// snapshot) sees: None on a master, or on a replica that follows no
+/// history yet. Redis writes these for masters too; Tessera's masters do
+/// not, since only a replica uses them (see [`restore_position`]).
+pub fn position_for_save<R>(
+    srv: &super::state::ServerState,
+    at_instant: impl FnOnce(Option<SavedPosition>) -> R,
+) -> R {
+    if !srv.repl.is_replica() || !srv.repl.has_history.load(SeqCst) {
+        return at_instant(None);
+    }
+    let _quiet = srv.repl.quiesce();
+    let position = {
+        let st = srv.repl.stream.lock();
+        SavedPosition {
+            stream_db: srv.repl.master_stream_db.load(SeqCst).max(0),
+            replid: st.replid.clone(),
+            offset: st.offset as i64,
+        }
+    };
+    at_instant(Some(position))
+}
+
+/// At start-up, a replica whose RDB file names the stream it came from
+/// continues that stream: its next PSYNC asks for the bytes after the
+/// saved offset (as Redis synthesizes a cached master from the file).
+pub fn restore_position(srv: &super::state::ServerState, saved: &SavedPosition) {
+    if saved.replid.len() != 40 || saved.offset < 0 || saved.stream_db < 0 {
+        return;
+    }
+    let mut st = srv.repl.stream.lock();
+    st.replid = saved.replid.clone();
+    st.replid2 = NO_REPLID.to_string();
+    st.second_offset = -1;
+    st.offset = saved.offset as u64;
+    st.backlog = Some(Backlog::new(srv.config.repl_backlog_size() as usize));
+    drop(st);
+    srv.repl.master_stream_db.store(saved.stream_db, SeqCst);
+    srv.repl.restored_stream_db.store(saved.stream_db, SeqCst);
+    srv.repl.has_history.store(true, SeqCst);
+    crate::util::log::notice(
+        "Before turning into a replica, using my own master parameters to synthesize a cached master: I may be able to synchronize with the new master with just a partial transfer.",
+    );
+}
+
 pub fn follow_configured_master(srv: &super::state::ServerState) {
     semi_sync_changed(srv);
     if let Some((host, port)) = srv.config.replicaof() {

@@ -396,7 +396,14 @@ fn session(
         super::ensure_backlog(&srv.repl, srv.config.repl_backlog_size() as usize);
         log::notice("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
         if master.is_none() {
-            *master = Some(MasterClient::new(srv, PeerAddr::Tcp(addr)));
+            // The first link since a restart: the stream continues in the
+            // database the saved file named.
+            let mut mc = MasterClient::new(srv, PeerAddr::Tcp(addr));
+            let db = srv.repl.restored_stream_db.swap(-1, SeqCst);
+            if db >= 0 && (db as usize) < srv.keyspace.num_dbs() {
+                mc.client.db = db as usize;
+            }
+            *master = Some(mc);
         }
     } else if reply.starts_with("-NOMASTERLINK") || reply.starts_with("-LOADING") {
         return Err(format!(
@@ -613,6 +620,9 @@ fn follow_new_history(srv: &ServerState, replid: &str, offset: u64) {
     st.offset = offset;
     st.backlog = Some(super::Backlog::new(srv.config.repl_backlog_size() as usize));
     drop(st);
+    // (The master's stream names its database before its first command.)
+    srv.repl.master_stream_db.store(0, SeqCst);
+    srv.repl.restored_stream_db.store(-1, SeqCst);
     log::notice("MASTER <-> REPLICA sync: Finished with success");
 }
 
@@ -852,8 +862,10 @@ fn route_stream(
                 pos += consumed;
             }
             // (Handed over before the lock is released: a quiesce then
-            // finds every routed command in a lane.)
+            // finds every routed command in a lane, and the stream's
+            // database as of the offset.)
             lanes.submit(&mut batches);
+            srv.repl.master_stream_db.store(mc.client.db as i64, SeqCst);
         }
         if pos > 0 {
             if let Some(l) = srv.repl.link.lock().as_mut() {
