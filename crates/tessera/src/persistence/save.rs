@@ -44,7 +44,16 @@ pub struct SaveJob {
     pub incremental_fsync: bool,
     /// A replica's stream position at the snapshot's instant, written as
     /// the `repl-*` aux fields.
-    pub repl: Option<crate::server::replication::SavedPosition>,
+    pub repl: Option<SavedPosition>,
+}
+
+/// What an RDB file says of the replication stream its data came from (the
+/// `repl-stream-db`, `repl-id` and `repl-offset` aux fields).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SavedPosition {
+    pub stream_db: i64,
+    pub replid: String,
+    pub offset: i64,
 }
 
 /// Runs at the snapshot's instant with the first effects unit number

@@ -679,16 +679,7 @@ pub fn semi_sync_changed(srv: &super::state::ServerState) {
     }
 }
 
-/// The `replicaof` directive, once the data is loaded (and the
-/// semi-synchronous mode, if configured).
-/// What an RDB file says of the stream its data came from (the
-/// `repl-stream-db`, `repl-id` and `repl-offset` aux fields).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SavedPosition {
-    pub stream_db: i64,
-    pub replid: String,
-    pub offset: i64,
-}
+pub use crate::persistence::save::SavedPosition;
 
 /// A replica's position for an RDB file, taken with the apply threads
 /// drained, so that it is exactly what `at_instant` (which fixes the
@@ -736,6 +727,8 @@ pub fn restore_position(srv: &super::state::ServerState, saved: &SavedPosition) 
     );
 }
 
+/// The `replicaof` directive, once the data is loaded (and the
+/// semi-synchronous mode, if configured).
 pub fn follow_configured_master(srv: &super::state::ServerState) {
     semi_sync_changed(srv);
     if let Some((host, port)) = srv.config.replicaof() {
