@@ -973,6 +973,194 @@ fn legacy_sync_gets_a_snapshot_then_the_stream() {
     }
 }
 
+/// The RDB inside a full sync's transfer: `$<len>\r\n<rdb>` from disk, or `$EOF:<mark>\r\n<rdb><mark>`
+/// from a socket (after the newlines a master sends while it prepares).
+fn rdb_of_transfer(transfer: &[u8]) -> Vec<u8> {
+    let start = transfer
+        .iter()
+        .position(|&b| b != b'\n')
+        .expect("a transfer");
+    let body = &transfer[start..];
+    assert_eq!(
+        body[0],
+        b'$',
+        "a bulk: {}",
+        common::printable(&body[..body.len().min(80)])
+    );
+    let eol = body
+        .windows(2)
+        .position(|w| w == b"\r\n")
+        .expect("a header");
+    let header = &body[1..eol];
+    let rest = &body[eol + 2..];
+    if let Some(mark) = header.strip_prefix(b"EOF:") {
+        assert_eq!(mark.len(), 40);
+        assert!(rest.ends_with(mark), "the transfer ends with its mark");
+        rest[..rest.len() - mark.len()].to_vec()
+    } else {
+        let len: usize = std::str::from_utf8(header).unwrap().parse().unwrap();
+        assert_eq!(rest.len(), len, "nothing follows an rdb-only transfer");
+        rest.to_vec()
+    }
+}
+
+/// Starts a server of `kind` on the RDB and says what it holds: its keys and its libraries.
+fn loaded(kind: ServerKind, rdb: &[u8], scratch: &std::path::Path, name: &str) -> (Frame, Frame) {
+    let path = scratch.join(name);
+    std::fs::write(&path, rdb).unwrap();
+    common::dataset::check_rdb(&path);
+    let dir = scratch.display().to_string();
+    let server = TestServer::start_kind(kind, &["--dir", &dir, "--dbfilename", name]);
+    let mut c = server.raw();
+    (c.call(&["KEYS", "*"]), c.call(&["FUNCTION", "LIST"]))
+}
+
+#[test]
+fn rdb_only_and_filtered_transfers_as_redis_sends_them() {
+    let kind = ServerKind::target();
+    let mut master = start(kind, &[]);
+    let mut m = master.raw();
+    let code = "#!lua name=lib\nredis.register_function('f', function() return 1 end)";
+    assert_eq!(m.call(&["FUNCTION", "LOAD", code]), bulk("lib"));
+    assert_eq!(m.call(&["SET", "k", "v"]), simple("OK"));
+    let libs = m.call(&["FUNCTION", "LIST"]);
+
+    for (args, reply) in [
+        (
+            vec!["rdb-only", "2"],
+            "ERR value is out of range, value must between 0 and 1",
+        ),
+        (
+            vec!["rdb-only", "-1"],
+            "ERR value is out of range, value must between 0 and 1",
+        ),
+        (
+            vec!["rdb-only", "x"],
+            "ERR value is not an integer or out of range",
+        ),
+        (
+            vec!["rdb-filter-only", "foo"],
+            "ERR Unsupported rdb-filter-only option: foo",
+        ),
+        (
+            vec!["rdb-filter-only", "functions foo"],
+            "ERR Unsupported rdb-filter-only option: foo",
+        ),
+        (
+            vec!["rdb-filter-only", "\"fun"],
+            "ERR Missing rdb-filter-only values",
+        ),
+        (
+            vec!["listening-port", "1", "bogus", "x"],
+            "ERR Unrecognized REPLCONF option: bogus",
+        ),
+    ] {
+        let mut c = master.raw();
+        let mut cmd = vec!["REPLCONF"];
+        cmd.extend(args.iter());
+        assert_eq!(c.call(&cmd), error(reply), "{args:?}");
+    }
+    for filters in ["functions", "FUNCTIONS", " \"functions\" ", ""] {
+        assert_eq!(
+            m.call(&["REPLCONF", "rdb-filter-only", filters]),
+            simple("OK"),
+            "{filters:?}"
+        );
+    }
+
+    // A filtered snapshot goes to a socket only; replies still unwritten refuse a sync.
+    let mut c = master.raw();
+    assert_eq!(
+        c.call(&["REPLCONF", "rdb-filter-only", "functions"]),
+        simple("OK")
+    );
+    for sync in [vec!["SYNC"], vec!["PSYNC", "?", "-1"]] {
+        assert_eq!(
+            c.call(&sync),
+            error("ERR Filtered replica requires EOF capability")
+        );
+    }
+    let mut c = master.raw();
+    let replies = c.pipeline(&[vec!["PING"], vec!["SYNC"]]);
+    assert_eq!(
+        replies[1],
+        error("ERR SYNC and PSYNC are invalid with pending output")
+    );
+    let replies = c.pipeline(&[vec!["PING"], vec!["PSYNC", "?", "-1"]]);
+    assert_eq!(
+        replies[1],
+        error("ERR SYNC and PSYNC are invalid with pending output")
+    );
+    assert_eq!(
+        c.call(&["PING"]),
+        simple("PONG"),
+        "the connection stays a client"
+    );
+
+    // rdb-only: the snapshot (filtered or not, from disk or a socket), then the connection closes.
+    let mut found = Vec::new();
+    for (capa_eof, filter) in [
+        (true, Some("functions")),
+        (true, Some("")),
+        (false, None),
+        (true, None),
+    ] {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", master.port())).unwrap();
+        let mut hello = Vec::new();
+        if capa_eof {
+            common::encode_command(&["REPLCONF", "capa", "eof"], &mut hello);
+        }
+        common::encode_command(&["REPLCONF", "rdb-only", "1"], &mut hello);
+        if let Some(f) = filter {
+            common::encode_command(&["REPLCONF", "rdb-filter-only", f], &mut hello);
+        }
+        s.write_all(&hello).unwrap();
+        let oks = hello.iter().filter(|&&b| b == b'*').count();
+        let mut seen = Vec::new();
+        while seen.iter().filter(|&&b| b == b'\n').count() < oks {
+            let mut byte = [0u8; 1];
+            s.read_exact(&mut byte).unwrap();
+            seen.push(byte[0]);
+        }
+        assert_eq!(seen, b"+OK\r\n".repeat(oks));
+        s.write_all(b"*1\r\n$4\r\nSYNC\r\n").unwrap();
+        let (transfer, closed) = common::read_to_close(&mut s, SYNC_TIMEOUT);
+        assert!(
+            closed,
+            "an rdb-only replica is disconnected after its snapshot"
+        );
+        let rdb = rdb_of_transfer(&transfer);
+        let name = format!("only-{}-{}.rdb", capa_eof, filter.unwrap_or("all").len());
+        found.push(loaded(kind, &rdb, master.scratch(), &name));
+    }
+    let none = Frame::Array(Vec::new());
+    let keys = Frame::Array(vec![bulk("k")]);
+    assert_eq!(found[0], (none.clone(), libs.clone()), "functions only");
+    assert_eq!(found[1], (none.clone(), none.clone()), "an empty RDB");
+    assert_eq!(found[2], (keys.clone(), libs.clone()), "from disk");
+    assert_eq!(found[3], (keys, libs.clone()), "from a socket");
+    assert_eq!(field(&mut m, "replication", "connected_slaves"), "0");
+
+    // redis-cli --functions-rdb asks for exactly this.
+    let out = master.scratch().join("cli-functions.rdb");
+    let status = std::process::Command::new("redis-cli")
+        .args(["-p", &master.port().to_string(), "--functions-rdb"])
+        .arg(&out)
+        .output()
+        .expect("run redis-cli");
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let rdb = std::fs::read(&out).unwrap();
+    assert_eq!(
+        loaded(kind, &rdb, master.scratch(), "cli-functions-copy.rdb"),
+        (none, libs)
+    );
+    master.assert_healthy();
+}
+
 // ---------------------------------------------------------------- FAILOVER
 
 #[test]

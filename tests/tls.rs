@@ -7,7 +7,7 @@
 
 mod common;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -223,35 +223,6 @@ fn certificates_rotate_by_config_set_for_new_connections() {
     assert_eq!(v, 3);
 }
 
-/// Reads until the server closes the connection (or `limit` passes): what arrived, and
-/// whether it was closed.
-fn read_to_close(stream: &mut TcpStream, limit: Duration) -> (Vec<u8>, bool) {
-    let deadline = Instant::now() + limit;
-    let mut got = Vec::new();
-    let mut chunk = [0u8; 4096];
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return (got, false);
-        }
-        stream.set_read_timeout(Some(left)).unwrap();
-        match stream.read(&mut chunk) {
-            Ok(0) => return (got, true),
-            Ok(n) => got.extend_from_slice(&chunk[..n]),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                return (got, false)
-            }
-            // A reset is a close too.
-            Err(_) => return (got, true),
-        }
-    }
-}
-
 /// The first bytes of a TLS 1.2 ClientHello record header and body: enough to start a
 /// handshake, never enough to finish one.
 const PARTIAL_CLIENT_HELLO: &[u8] = &[0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03];
@@ -265,14 +236,14 @@ fn bad_handshakes_end_cleanly_and_hold_up_nobody() {
     // Plain RESP on the TLS port: closed, with no reply.
     let mut plain = TcpStream::connect(("127.0.0.1", port)).unwrap();
     plain.write_all(b"*1\r\n$4\r\nPING\r\n").unwrap();
-    let (got, closed) = read_to_close(&mut plain, Duration::from_secs(20));
+    let (got, closed) = common::read_to_close(&mut plain, Duration::from_secs(20));
     assert!(closed, "a plain client on the TLS port is closed");
     assert!(!got.windows(5).any(|w| w == b"+PONG"), "{got:?}");
     // Garbage: the same.
     let mut garbage = TcpStream::connect(("127.0.0.1", port)).unwrap();
     let noise: Vec<u8> = (0..4096u32).map(|i| (i * 7919 % 256) as u8).collect();
     let _ = garbage.write_all(&noise);
-    assert!(read_to_close(&mut garbage, Duration::from_secs(20)).1);
+    assert!(common::read_to_close(&mut garbage, Duration::from_secs(20)).1);
     // A handshake that stalls halfway holds up no one, on any worker.
     let stalled: Vec<TcpStream> = (0..8)
         .map(|_| {
@@ -294,7 +265,7 @@ fn bad_handshakes_end_cleanly_and_hold_up_nobody() {
     if !target_is_redis() {
         // Tessera gives up a handshake after 10 seconds; redis-server waits for ever.
         for mut t in stalled {
-            let (_, closed) = read_to_close(&mut t, Duration::from_secs(40));
+            let (_, closed) = common::read_to_close(&mut t, Duration::from_secs(40));
             assert!(closed, "a stalled handshake is given up");
         }
     } else {

@@ -922,6 +922,35 @@ pub fn query_err(con: &mut redis::Connection, cmd: &redis::Cmd) -> String {
     }
 }
 
+/// Reads until the server closes the connection (or `limit` passes): what arrived, and
+/// whether it was closed.
+pub fn read_to_close(stream: &mut TcpStream, limit: Duration) -> (Vec<u8>, bool) {
+    let deadline = Instant::now() + limit;
+    let mut got = Vec::new();
+    let mut chunk = [0u8; 65536];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return (got, false);
+        }
+        stream.set_read_timeout(Some(left)).unwrap();
+        match stream.read(&mut chunk) {
+            Ok(0) => return (got, true),
+            Ok(n) => got.extend_from_slice(&chunk[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return (got, false)
+            }
+            // A reset is a close too.
+            Err(_) => return (got, true),
+        }
+    }
+}
+
 /// Polls `f` until it returns true or `timeout` passes; returns the last result. For waiting on
 /// asynchronous effects (expiry, a killed client) without sleep-exact timing.
 pub fn wait_until(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {

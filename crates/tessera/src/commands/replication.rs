@@ -134,8 +134,29 @@ fn replconf(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if args.len().is_multiple_of(2) {
         return Err(CmdError::Syntax);
     }
+    // Options take effect one by one, as Redis's do: those before a bad
+    // one stay set.
     let mut hello = ctx.client.replica_hello.clone().unwrap_or_default();
-    for pair in args[1..].chunks(2) {
+    let result = replconf_options(ctx, &mut hello, &args[1..]);
+    ctx.client.replica_hello = Some(hello);
+    match result? {
+        ReplconfReply::Ok => ctx.out.ok(),
+        ReplconfReply::Silent => {}
+    }
+    Ok(())
+}
+
+enum ReplconfReply {
+    Ok,
+    Silent,
+}
+
+fn replconf_options(
+    ctx: &mut Ctx,
+    hello: &mut master::ReplicaHello,
+    pairs: &[&[u8]],
+) -> Result<ReplconfReply, CmdError> {
+    for pair in pairs.chunks(2) {
         let (opt, val) = (pair[0], pair[1]);
         if eq_ic(opt, "listening-port") {
             let port = int(val)?;
@@ -161,14 +182,37 @@ fn replconf(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                     master::ack(ctx.srv, ctx.client, offset.max(0) as u64);
                 }
             }
-            return Ok(());
+            return Ok(ReplconfReply::Silent);
         } else if eq_ic(opt, "getack") {
             // (A replica's link answers its master's GETACK itself.)
-            return Ok(());
+            return Ok(ReplconfReply::Silent);
         } else if eq_ic(opt, "rdb-only") {
-            let v = int(val).ok().filter(|v| (0..=1).contains(v));
-            if v.is_none() {
-                return Err(CmdError::msg("ERR value is out of range, must be positive"));
+            let v = int(val)
+                .map_err(|_| CmdError::msg("ERR value is not an integer or out of range"))?;
+            if !(0..=1).contains(&v) {
+                return Err(CmdError::msg(
+                    "ERR value is out of range, value must between 0 and 1",
+                ));
+            }
+            hello.rdb_only = v == 1;
+        } else if eq_ic(opt, "rdb-filter-only") {
+            // Include filters, split as a config line is: everything not
+            // named is left out ("" leaves out everything).
+            let filters = tessera_resp::request::split_args(val)
+                .ok_or_else(|| CmdError::msg("ERR Missing rdb-filter-only values"))?;
+            hello.filter = master::RdbFilter {
+                exclude_keys: true,
+                exclude_functions: true,
+            };
+            for f in &filters {
+                if eq_ic(f, "functions") {
+                    hello.filter.exclude_functions = false;
+                } else {
+                    return Err(CmdError::msg(format!(
+                        "ERR Unsupported rdb-filter-only option: {}",
+                        String::from_utf8_lossy(f)
+                    )));
+                }
             }
         } else {
             return Err(CmdError::msg(format!(
@@ -177,9 +221,7 @@ fn replconf(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             )));
         }
     }
-    ctx.client.replica_hello = Some(hello);
-    ctx.out.ok();
-    Ok(())
+    Ok(ReplconfReply::Ok)
 }
 
 fn failover(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
@@ -242,13 +284,15 @@ fn psync(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
             ctx.client.id, ctx.client.info.addr
         ));
     }
-    master::psync(ctx.srv, ctx.client, Some((args[1], args[2]))).map_err(CmdError::msg)
+    let pending = !ctx.out.is_empty();
+    master::psync(ctx.srv, ctx.client, Some((args[1], args[2])), pending).map_err(CmdError::msg)
 }
 
 /// SYNC: no reply; the snapshot and then the stream follow on the
 /// connection. A second SYNC is ignored.
 fn sync(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
-    master::psync(ctx.srv, ctx.client, None).map_err(CmdError::msg)
+    let pending = !ctx.out.is_empty();
+    master::psync(ctx.srv, ctx.client, None, pending).map_err(CmdError::msg)
 }
 
 /// REPLCONF GETACK in a master's stream: the replica's link answers it

@@ -45,6 +45,9 @@ pub struct SaveJob {
     /// A replica's stream position at the snapshot's instant, written as
     /// the `repl-*` aux fields.
     pub repl: Option<SavedPosition>,
+    /// Write the keys (false: a replica asked for an RDB of only the
+    /// functions, or of nothing, with `REPLCONF rdb-filter-only`).
+    pub include_keys: bool,
 }
 
 /// What an RDB file says of the replication stream its data came from (the
@@ -163,8 +166,16 @@ pub fn begin_at(job: SaveJob, at_instant: AtInstant) -> Result<Running, String> 
     let opts = job.opts;
     let access = job.access;
     let as_commands = job.as_commands.is_some();
+    let include_keys = job.include_keys;
     let capture = Box::new(move |idx: usize, shard: &Shard| {
-        let image = capture_shard(shard, &opts, access, as_commands);
+        let image = if include_keys {
+            capture_shard(shard, &opts, access, as_commands)
+        } else {
+            ShardImage {
+                dbs: Vec::new(),
+                bytes: 0,
+            }
+        };
         let held = sink.held_bytes.fetch_add(image.bytes as u64, Relaxed) + image.bytes as u64;
         sink.peak_bytes.fetch_max(held, Relaxed);
         sink.slots.lock()[idx] = Some(image);

@@ -286,6 +286,9 @@ pub struct ClientInfo {
     pub user: Mutex<Arc<crate::acl::User>>,
     /// Set by CLIENT KILL; the task closes at its next wake-up.
     pub killed: AtomicBool,
+    /// The task closes once its outbox is written (an rdb-only replica
+    /// after its snapshot).
+    pub close_when_written: AtomicBool,
     /// Wakes a task that waits on something other than its socket (MONITOR).
     pub wake: Notify,
     /// Whether `fd` still belongs to this client: CLIENT KILL shuts the
@@ -351,6 +354,7 @@ impl ClientInfo {
             authenticated: AtomicBool::new(false),
             user: Mutex::new(crate::acl::acl().default_user().clone()),
             killed: AtomicBool::new(false),
+            close_when_written: AtomicBool::new(false),
             wake: Notify::new(),
             is_master: AtomicBool::new(false),
             fd_open: Mutex::new(true),
@@ -366,6 +370,12 @@ impl ClientInfo {
             redirect_broken: AtomicBool::new(false),
             tracking_flags: Mutex::new(String::new()),
         }
+    }
+
+    /// Closes the connection once what its outbox holds now is written.
+    pub fn close_when_written(&self) {
+        self.close_when_written.store(true, SeqCst);
+        self.wake.notify_one();
     }
 
     /// Disconnects the client: shutting the socket down makes the owning

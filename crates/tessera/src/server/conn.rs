@@ -116,6 +116,14 @@ async fn run<S: ClientSocket>(
         if client.close_after_reply {
             return Ok(());
         }
+        if info.close_when_written.load(SeqCst) {
+            // (Bytes pushed before the flag was set may have come after
+            // this round took the outbox.)
+            if info.outbox.lock().is_empty() {
+                return Ok(());
+            }
+            continue;
+        }
         info.resp.store(if out.resp3() { 3 } else { 2 }, Relaxed);
         if spilled && blocked.is_none() && client.wait_acks.is_none() {
             // Read while the replies went out: run it before waiting.

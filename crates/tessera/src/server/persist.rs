@@ -101,6 +101,7 @@ fn job(srv: &ServerState) -> SaveJob {
         key_delay_us: srv.config.rdb_key_save_delay(),
         incremental_fsync: srv.config.rdb_save_incremental_fsync(),
         repl: None,
+        include_keys: true,
     }
 }
 

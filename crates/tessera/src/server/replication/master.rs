@@ -23,12 +23,31 @@ pub struct ReplicaHello {
     pub ip_address: Option<String>,
     pub capa_eof: bool,
     pub capa_psync2: bool,
+    /// REPLCONF rdb-only 1: the snapshot, then the connection is closed
+    /// (redis-cli --rdb, --functions-rdb).
+    pub rdb_only: bool,
+    /// What REPLCONF rdb-filter-only left out of its snapshot.
+    pub filter: RdbFilter,
+}
+
+/// The parts of the snapshot a replica asked to leave out.
+#[derive(Default, Clone, Copy, PartialEq, Eq)]
+pub struct RdbFilter {
+    pub exclude_keys: bool,
+    pub exclude_functions: bool,
+}
+
+impl RdbFilter {
+    pub fn filters(&self) -> bool {
+        self.exclude_keys || self.exclude_functions
+    }
 }
 
 /// A full synchronization: one snapshot sent to the replicas that joined
 /// it before it began.
 pub struct SyncJob {
     diskless: bool,
+    filter: RdbFilter,
     feeds: Mutex<Vec<Arc<ReplicaFeed>>>,
     began: AtomicBool,
     created: Instant,
@@ -75,11 +94,13 @@ fn become_replica(client: &mut Client) {
         .store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// PSYNC replid offset (or SYNC when `psync` is None).
+/// PSYNC replid offset (or SYNC when `psync` is None), with replies to
+/// earlier commands still waiting to be written when `pending_output`.
 pub fn psync(
     srv: &ServerState,
     client: &mut Client,
     psync: Option<(&[u8], &[u8])>,
+    pending_output: bool,
 ) -> Result<(), String> {
     if client.syncing {
         return Ok(());
@@ -90,7 +111,16 @@ pub fn psync(
     if srv.repl.is_replica() && !srv.repl.link_up() {
         return Err("NOMASTERLINK Can't SYNC while not connected with my master".into());
     }
+    // (The stream's first bytes must be the first the replica reads.)
+    if pending_output {
+        return Err("ERR SYNC and PSYNC are invalid with pending output".into());
+    }
     let hello = client.replica_hello.clone().unwrap_or_default();
+    // A filtered snapshot is not the stream's base: it is never written
+    // to disk for other replicas to share, so it needs the EOF form.
+    if hello.filter.filters() && !hello.capa_eof {
+        return Err("ERR Filtered replica requires EOF capability".into());
+    }
     let name = replica_name(client, &hello);
     log::notice(&format!("Replica {name} asks for synchronization"));
     let limit = srv
@@ -101,6 +131,7 @@ pub fn psync(
         replica_addr(client, &hello),
         hello.listening_port,
         psync.is_some(),
+        hello.rdb_only,
         limit,
     ));
     attach(srv);
@@ -151,22 +182,29 @@ pub fn psync(
     }
     become_replica(client);
     srv.repl.sync_full.fetch_add(1, Relaxed);
-    let diskless = srv.config.repl_diskless_sync() && hello.capa_eof;
+    let diskless = hello.filter.filters() || (srv.config.repl_diskless_sync() && hello.capa_eof);
     srv.repl.stream.lock().feeds.push(feed.clone());
-    join_or_start(srv, feed, diskless)
+    join_or_start(srv, feed, diskless, hello.filter)
 }
 
-/// Adds the replica to a full sync still waiting to begin, or starts one.
-fn join_or_start(srv: &ServerState, feed: Arc<ReplicaFeed>, diskless: bool) -> Result<(), String> {
+/// Adds the replica to a full sync of the same kind still waiting to
+/// begin, or starts one.
+fn join_or_start(
+    srv: &ServerState,
+    feed: Arc<ReplicaFeed>,
+    diskless: bool,
+    filter: RdbFilter,
+) -> Result<(), String> {
     let mut pending = srv.repl.pending_sync.lock();
     if let Some(job) = pending.as_ref() {
-        if job.diskless == diskless && !job.began.load(SeqCst) {
+        if job.diskless == diskless && job.filter == filter && !job.began.load(SeqCst) {
             job.feeds.lock().push(feed);
             return Ok(());
         }
     }
     let job = Arc::new(SyncJob {
         diskless,
+        filter,
         feeds: Mutex::new(vec![feed]),
         began: AtomicBool::new(false),
         created: Instant::now(),
@@ -202,6 +240,10 @@ fn run_sync(srv: &ServerState, job: &SyncJob) {
         unix_ms()
     ));
     sj.key_delay_us = srv.config.rdb_key_save_delay();
+    sj.include_keys = !job.filter.exclude_keys;
+    if job.filter.exclude_functions {
+        sj.functions.clear();
+    }
     let running = loop {
         let feeds_alive = job.feeds.lock().iter().any(|f| !f.info.is_gone());
         if !feeds_alive {
@@ -276,6 +318,15 @@ fn run_sync(srv: &ServerState, job: &SyncJob) {
         Ok(()) => {
             for f in &feeds {
                 if f.info.is_gone() {
+                    continue;
+                }
+                if f.rdb_only {
+                    // It wants the snapshot and nothing after it.
+                    log::notice(&format!(
+                        "RDB transfer completed, rdb only replica ({}:{}) should be disconnected asap",
+                        f.ip, f.port
+                    ));
+                    f.info.close_when_written();
                     continue;
                 }
                 if job.diskless {

@@ -136,6 +136,9 @@ pub struct ReplicaFeed {
     pub port: u16,
     /// It sent PSYNC (it is told +FULLRESYNC), not SYNC.
     pub psync: bool,
+    /// It asked for the snapshot alone (REPLCONF rdb-only): a full sync
+    /// ends by closing its connection.
+    pub rdb_only: bool,
     pub state: AtomicU8,
     /// The first effects unit after its snapshot's instant (MAX until it
     /// is known).
@@ -173,6 +176,7 @@ impl ReplicaFeed {
         ip: String,
         port: u16,
         psync: bool,
+        rdb_only: bool,
         limit: crate::config::ObufLimit,
     ) -> Self {
         ReplicaFeed {
@@ -180,6 +184,7 @@ impl ReplicaFeed {
             ip,
             port,
             psync,
+            rdb_only,
             state: AtomicU8::new(FeedState::WaitBgsave as u8),
             start_seq: AtomicU64::new(u64::MAX),
             ack_offset: AtomicU64::new(0),
