@@ -299,6 +299,80 @@ fn a_restarted_replica_continues_the_stream_from_its_rdb_file() {
     }
 }
 
+/// A master shut down with a save records its stream in the RDB file (repl-id, repl-offset),
+/// as Redis 7 masters with a backlog do; restarted, it takes a new replication ID, keeps the old
+/// one as its previous history up to the saved offset, and its replicas continue with a partial
+/// resync. Every pairing with redis-server, and each loads the other's file.
+#[test]
+fn a_restarted_master_keeps_its_history_for_its_replicas() {
+    for (mk, rk, file_from) in [
+        (
+            ServerKind::Tessera,
+            ServerKind::Tessera,
+            ServerKind::Tessera,
+        ),
+        (ServerKind::Tessera, ServerKind::Redis, ServerKind::Tessera),
+        (ServerKind::Redis, ServerKind::Tessera, ServerKind::Redis),
+        (ServerKind::Tessera, ServerKind::Redis, ServerKind::Redis),
+        (ServerKind::Redis, ServerKind::Tessera, ServerKind::Tessera),
+    ] {
+        let what = format!("{mk:?} master (its file written by {file_from:?}) -> {rk:?} replica");
+        let dir = common::dataset::DataDir::new("restarted-master");
+        let d = dir.arg();
+        // (No PING may slip in between the replica's last acknowledgment and the shutdown.)
+        let master_args = ["--dir", d.as_str(), "--repl-ping-replica-period", "3600"];
+        let mut writer = start(file_from, &master_args);
+        let replica = replica_of(rk, &writer, &[]);
+        populate(&mut writer.raw(), 8);
+        let mut w = writer.raw();
+        assert_eq!(w.call(&["SELECT", "2"]), simple("OK"));
+        assert_eq!(w.call(&["SET", "in2", "before"]), simple("OK"));
+        wait_synced(&writer, &replica);
+        let before = info(&mut w, "replication");
+        drop(w);
+        writer.raw().send(&["SHUTDOWN", "SAVE"]);
+        assert!(
+            writer.wait_exit(Duration::from_secs(60)).is_some(),
+            "{what}: the master did not shut down"
+        );
+        // Restarted as itself, or as the other server on the same port and files.
+        let mut master = writer;
+        master.restart_as(mk);
+        let mut m = master.raw();
+        let after = info(&mut m, "replication");
+        // (Shutting down, redis-server may first ask its replicas for an ACK in the stream.)
+        let saved: i64 = after["master_repl_offset"].parse().unwrap();
+        let offset: i64 = before["master_repl_offset"].parse().unwrap();
+        assert!(
+            (offset..=offset + 37).contains(&saved),
+            "{what}: {saved} after {offset}"
+        );
+        let offset = saved;
+        assert_ne!(after["master_replid"], before["master_replid"], "{what}");
+        assert_eq!(after["master_replid2"], before["master_replid"], "{what}");
+        assert_eq!(
+            after["second_repl_offset"],
+            (offset + 1).to_string(),
+            "{what}"
+        );
+        assert_eq!(after["repl_backlog_active"], "1", "{what}");
+        assert_eq!(
+            after["repl_backlog_first_byte_offset"],
+            (offset + 1).to_string(),
+            "{what}"
+        );
+        assert_eq!(m.call(&["SET", "in0", "after"]), simple("OK"));
+        wait_synced(&master, &replica);
+        let stats = info(&mut m, "stats");
+        assert_eq!(stats["sync_full"], "0", "{what}");
+        assert_eq!(stats["sync_partial_ok"], "1", "{what}");
+        assert_eq!(replica.raw().call(&["GET", "in0"]), bulk("after"), "{what}");
+        drop(m);
+        assert_same_dataset(&master, &replica, &what);
+        master.stop();
+    }
+}
+
 #[test]
 fn psync_outside_the_backlog_is_a_full_resync() {
     let master = start(ServerKind::Tessera, &["--repl-backlog-size", "16kb"]);
@@ -1130,6 +1204,8 @@ fn rdb_only_and_filtered_transfers_as_redis_sends_them() {
             "an rdb-only replica is disconnected after its snapshot"
         );
         let rdb = rdb_of_transfer(&transfer);
+        // A master with a backlog names its stream in the snapshot, as in its RDB files.
+        assert!(rdb.windows(11).any(|w| w == b"repl-offset"), "{filter:?}");
         let name = format!("only-{}-{}.rdb", capa_eof, filter.unwrap_or("all").len());
         found.push(loaded(kind, &rdb, master.scratch(), &name));
     }

@@ -381,6 +381,58 @@ impl TestServer {
     }
 
     /// Kills the server with SIGKILL at once (a crash, for durability tests) and reaps it.
+    /// Starts the server again once it has stopped (after SHUTDOWN or a kill; stopped now
+    /// otherwise): the same program, arguments, port and directory, so its replicas reconnect
+    /// and its files are found.
+    pub fn restart(&mut self) {
+        self.restart_as(self.kind);
+    }
+
+    /// [`TestServer::restart`], as the other server when `kind` is not this one's (the
+    /// arguments of either suit both).
+    pub fn restart_as(&mut self, kind: ServerKind) {
+        self.stop();
+        self.kind = kind;
+        let log_path = self.dir.join("server.log");
+        let log = fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&log_path)
+            .unwrap_or_else(|e| panic!("open {}: {e}", log_path.display()));
+        let log2 = log.try_clone().expect("clone the log");
+        self.child = Command::new(self.kind.binary())
+            .args(&self.args)
+            .current_dir(&self.dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(log))
+            .stderr(Stdio::from(log2))
+            .spawn()
+            .unwrap_or_else(|e| panic!("restart {}: {e}", self.kind.name()));
+        self.stopped = false;
+        let deadline = Instant::now() + START_TIMEOUT;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                self.stopped = true;
+                panic!(
+                    "{} exited while restarting ({status}); log:\n{}",
+                    self.kind.name(),
+                    self.log_tail(40)
+                );
+            }
+            if ping_answers(self.port) && listens_on(self.child.id(), self.port) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{} did not answer PING on port {} again within {START_TIMEOUT:?}; log:\n{}",
+                self.kind.name(),
+                self.port,
+                self.log_tail(40)
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     pub fn kill_hard(&mut self) {
         self.stopped = true;
         let _ = self.child.kill();

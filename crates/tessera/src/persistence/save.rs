@@ -259,6 +259,13 @@ impl Running {
         self.started_ms
     }
 
+    /// The replication stream's position at the snapshot's instant, when
+    /// it is learnt after the snapshot began (a master's): written as the
+    /// `repl-*` aux fields.
+    pub fn record_position(&mut self, position: Option<SavedPosition>) {
+        self.job.repl = position;
+    }
+
     /// Lowers the calling thread's CPU priority (nice 10) for a save run in
     /// the background: where it shares a core with workers, the scheduler
     /// then lets a worker's request preempt the serialization instead of

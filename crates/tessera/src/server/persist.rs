@@ -69,14 +69,50 @@ pub fn save_job(srv: &ServerState) -> SaveJob {
     job(srv)
 }
 
-/// Begins a save of the RDB file: on a replica, at an instant whose
-/// stream position the file records (see `position_for_save`).
-fn begin_rdb_save(srv: &ServerState) -> Result<save::Running, String> {
-    crate::server::replication::position_for_save(srv, |position| {
-        let mut j = job(srv);
-        j.repl = position;
-        save::begin(j)
-    })
+/// A save of the RDB file that records the replication stream's position
+/// at its instant, as Redis's files do on a replica and on a master with
+/// a backlog.
+struct RdbSave {
+    running: save::Running,
+    /// A master's position, learnt once the stream reaches the instant.
+    mark: Option<crate::server::replication::StreamMark>,
+}
+
+fn begin_rdb_save(srv: &ServerState) -> Result<RdbSave, String> {
+    use crate::server::replication::{replica_position, StreamMark};
+    let mut j = job(srv);
+    if srv.repl.is_replica() {
+        // The apply threads drained: the position is what the snapshot holds.
+        let _quiet = srv.repl.quiesce();
+        j.repl = replica_position(srv);
+        let running = save::begin(j)?;
+        return Ok(RdbSave {
+            running,
+            mark: None,
+        });
+    }
+    let mark = StreamMark::for_master_snapshot(srv);
+    let running = save::begin_at(j, &mut |seq| {
+        if let Some(m) = &mark {
+            m.fix(seq);
+        }
+    })?;
+    Ok(RdbSave { running, mark })
+}
+
+impl RdbSave {
+    fn started_ms(&self) -> i64 {
+        self.running.started_ms()
+    }
+
+    /// Writes the file (on the thread that is to wait for it).
+    fn write(self, srv: &ServerState) -> Result<save::SaveStats, String> {
+        let mut running = self.running;
+        if let Some(m) = &self.mark {
+            running.record_position(m.position(srv));
+        }
+        running.write()
+    }
 }
 
 fn job(srv: &ServerState) -> SaveJob {
@@ -147,7 +183,7 @@ pub fn save_now(srv: &ServerState) -> Result<(), String> {
     }
     let dirty = crate::keyspace::effects::total_dirty();
     let running = begin_rdb_save(srv).map_err(|e| format!("ERR {e}"))?;
-    let result = running.write();
+    let result = running.write(srv);
     finish(&srv.persistence, &result, dirty, false);
     // A SAVE's outcome counts as the last background save's for MISCONF,
     // as in Redis (lastbgsave_status is set by rdbSave too).
@@ -183,12 +219,13 @@ pub fn bgsave(srv: &ServerState) -> Result<(), String> {
         std::process::id()
     ));
     let status = srv.persistence.clone();
+    let server = srv.me();
     let spawned = std::thread::Builder::new()
         .name("tessera-bgsave".into())
         .spawn(move || {
             save::Running::yield_to_workers();
             let started = Instant::now();
-            let result = running.write();
+            let result = running.write(&server);
             status
                 .last_bgsave_time_s
                 .store(started.elapsed().as_secs() as i64, Relaxed);
@@ -573,8 +610,12 @@ pub fn load_at_startup(srv: &ServerState) -> Result<(), String> {
                 "DB loaded from disk: {:.3} seconds",
                 started.elapsed().as_secs_f64()
             ));
-            if let (true, Some(position)) = (srv.repl.is_replica(), &report.position) {
-                crate::server::replication::restore_position(srv, position);
+            if let Some(position) = &report.position {
+                if srv.repl.is_replica() {
+                    crate::server::replication::restore_position(srv, position);
+                } else {
+                    crate::server::replication::continue_history_as_master(srv, position);
+                }
             }
             // The loaded state is the saved state: nothing to save yet.
             st.dirty_at_last_save

@@ -56,17 +56,25 @@ pub struct SyncJob {
 /// Attaches the stream to the journal (the first replica).
 pub fn attach(srv: &ServerState) {
     super::ensure_backlog(&srv.repl, srv.config.repl_backlog_size() as usize);
-    if !srv.repl.attached.swap(true, SeqCst) {
-        let feeder: Arc<dyn crate::journal::Consumer> = Arc::new(StreamFeeder {
-            repl: srv.repl.clone(),
-        });
-        srv.journal.attach(feeder);
+    if attach_feeder(srv) {
         let st = srv.repl.stream.lock();
         log::notice(&format!(
             "Replication backlog created, my new replication IDs are '{}' and '{}'",
             st.replid, st.replid2
         ));
     }
+}
+
+/// Feeds the stream from the journal from now on; false if it already was.
+pub fn attach_feeder(srv: &ServerState) -> bool {
+    if srv.repl.attached.swap(true, SeqCst) {
+        return false;
+    }
+    let feeder: Arc<dyn crate::journal::Consumer> = Arc::new(StreamFeeder {
+        repl: srv.repl.clone(),
+    });
+    srv.journal.attach(feeder);
+    true
 }
 
 fn replica_addr(client: &Client, hello: &ReplicaHello) -> String {
@@ -244,6 +252,8 @@ fn run_sync(srv: &ServerState, job: &SyncJob) {
     if job.filter.exclude_functions {
         sj.functions.clear();
     }
+    // Redis's sync payload records the stream, as its RDB files do.
+    let mark = super::StreamMark::for_master_snapshot(srv);
     let running = loop {
         let feeds_alive = job.feeds.lock().iter().any(|f| !f.info.is_gone());
         if !feeds_alive {
@@ -259,9 +269,16 @@ fn run_sync(srv: &ServerState, job: &SyncJob) {
             };
             job.began.store(true, SeqCst);
             let feeds: Vec<Arc<ReplicaFeed>> = job.feeds.lock().clone();
-            let r = save::begin_at(sj.clone(), &mut |seq| {
+            let mut this_job = sj.clone();
+            if guard.is_some() {
+                this_job.repl = super::replica_position(srv);
+            }
+            let r = save::begin_at(this_job, &mut |seq| {
                 for f in &feeds {
                     f.start_seq.store(seq, SeqCst);
+                }
+                if let Some(m) = &mark {
+                    m.fix(seq);
                 }
             });
             if r.is_ok() && guard.is_some() {
@@ -299,6 +316,10 @@ fn run_sync(srv: &ServerState, job: &SyncJob) {
             std::thread::sleep(Duration::from_millis(1));
         }
         f.set_state(FeedState::SendBulk);
+    }
+    let mut running = running;
+    if let Some(m) = &mark {
+        running.record_position(m.position(srv));
     }
     log::notice(&format!(
         "Starting BGSAVE for SYNC with target: {}",

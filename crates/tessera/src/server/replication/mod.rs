@@ -39,6 +39,7 @@ pub mod replica;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, AtomicUsize, Ordering::*};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use tokio::sync::Notify;
@@ -327,6 +328,9 @@ pub struct Stream {
     /// comes first), as Redis's `slaveseldb`.
     selected: Option<usize>,
     pub feeds: Vec<Arc<ReplicaFeed>>,
+    /// Snapshots of a master waiting to learn where the stream stood at
+    /// their instant (see [`StreamMark`]).
+    marks: Vec<Arc<MarkState>>,
     /// Where units are encoded (kept to save an allocation per unit).
     scratch: Vec<u8>,
 }
@@ -373,6 +377,30 @@ impl Stream {
         }
         let skip = (from - first) as usize;
         Some(backlog.bytes.iter().skip(skip).copied().collect())
+    }
+
+    /// Where the stream stands, as an RDB file records it.
+    fn saved_position(&self) -> SavedPosition {
+        SavedPosition {
+            stream_db: self.selected.map_or(0, |db| db as i64),
+            replid: self.replid.clone(),
+            offset: self.offset as i64,
+        }
+    }
+
+    /// Settles the marks of the snapshots whose instant `seq` follows.
+    fn settle_marks(&mut self, seq: u64) {
+        if self.marks.iter().all(|m| m.seq.load(SeqCst) > seq) {
+            return;
+        }
+        let here = self.saved_position();
+        self.marks.retain(|m| {
+            if m.seq.load(SeqCst) > seq {
+                return true;
+            }
+            m.position.lock().get_or_insert_with(|| here.clone());
+            false
+        });
     }
 
     /// Positions a replica whose stream begins now.
@@ -514,6 +542,7 @@ impl Replication {
                 backlog: None,
                 selected: None,
                 feeds: Vec::new(),
+                marks: Vec::new(),
                 scratch: Vec::new(),
             }),
             link: Mutex::new(None),
@@ -628,6 +657,9 @@ impl crate::journal::Consumer for StreamFeeder {
         }
         let mut st = self.repl.stream.lock();
         let st = &mut *st;
+        if !st.marks.is_empty() {
+            st.settle_marks(unit.seq);
+        }
         // Replicas whose snapshot's instant this unit follows start here.
         if st
             .feeds
@@ -686,28 +718,125 @@ pub fn semi_sync_changed(srv: &super::state::ServerState) {
 
 pub use crate::persistence::save::SavedPosition;
 
-/// A replica's position for an RDB file, taken with the apply threads
-/// drained, so that it is exactly what `at_instant` (which fixes the
-/// snapshot) sees: None on a master, or on a replica that follows no
-/// history yet. Redis writes these for masters too; Tessera's masters do
-/// not, since only a replica uses them (see [`restore_position`]).
-pub fn position_for_save<R>(
-    srv: &super::state::ServerState,
-    at_instant: impl FnOnce(Option<SavedPosition>) -> R,
-) -> R {
-    if !srv.repl.is_replica() || !srv.repl.has_history.load(SeqCst) {
-        return at_instant(None);
+/// Where a replica stands in its master's stream, for an RDB file: to be
+/// taken with the apply threads drained (`quiesce`), so that it is exactly
+/// what a snapshot begun meanwhile holds. None on a replica that follows no
+/// history yet.
+pub fn replica_position(srv: &super::state::ServerState) -> Option<SavedPosition> {
+    if !srv.repl.has_history.load(SeqCst) {
+        return None;
     }
-    let _quiet = srv.repl.quiesce();
-    let position = {
-        let st = srv.repl.stream.lock();
-        SavedPosition {
-            stream_db: srv.repl.master_stream_db.load(SeqCst).max(0),
-            replid: st.replid.clone(),
-            offset: st.offset as i64,
+    let st = srv.repl.stream.lock();
+    Some(SavedPosition {
+        stream_db: srv.repl.master_stream_db.load(SeqCst).max(0),
+        replid: st.replid.clone(),
+        offset: st.offset as i64,
+    })
+}
+
+struct MarkState {
+    /// The first unit after the snapshot's instant (MAX until fixed).
+    seq: AtomicU64,
+    position: Mutex<Option<SavedPosition>>,
+}
+
+/// A master's snapshot instant in its stream. The stream's offset runs
+/// behind the keyspace (the feeder encodes units after they are applied),
+/// so where the stream stood at the instant is learnt later: the feeder
+/// records it at the first unit after the instant, or, while none has
+/// come, it is where the stream stands once every unit before the instant
+/// is fed.
+pub struct StreamMark {
+    repl: Arc<Replication>,
+    state: Arc<MarkState>,
+}
+
+impl StreamMark {
+    /// A mark for a master's snapshot, if the master is part of a
+    /// replication chain (it has a backlog): only then does Redis record
+    /// its stream in an RDB file.
+    pub fn for_master_snapshot(srv: &super::state::ServerState) -> Option<StreamMark> {
+        if srv.repl.is_replica() {
+            return None;
         }
-    };
-    at_instant(Some(position))
+        let mut st = srv.repl.stream.lock();
+        st.backlog.as_ref()?;
+        let state = Arc::new(MarkState {
+            seq: AtomicU64::new(u64::MAX),
+            position: Mutex::new(None),
+        });
+        st.marks.push(state.clone());
+        Some(StreamMark {
+            repl: srv.repl.clone(),
+            state,
+        })
+    }
+
+    /// At the snapshot's instant: `seq` is the first unit after it.
+    pub fn fix(&self, seq: u64) {
+        self.state.seq.store(seq, SeqCst);
+    }
+
+    /// Where the stream stood at the instant. None if that cannot be
+    /// known (the server turned replica, or the units before the instant
+    /// never arrive): the file then records no stream, which is always
+    /// safe (a replica of this master then syncs in full).
+    pub fn position(&self, srv: &super::state::ServerState) -> Option<SavedPosition> {
+        let seq = self.state.seq.load(SeqCst);
+        let began = Instant::now();
+        loop {
+            if let Some(p) = self.state.position.lock().clone() {
+                return Some(p);
+            }
+            if srv.repl.is_replica() || began.elapsed() > Duration::from_secs(10) {
+                return None;
+            }
+            if !srv.repl.attached.load(SeqCst) {
+                // Nothing feeds the stream: it stands where it stood.
+                return Some(srv.repl.stream.lock().saved_position());
+            }
+            let mut here = None;
+            srv.journal.if_fed_below(seq, || {
+                let st = srv.repl.stream.lock();
+                let settled = self.state.position.lock().clone();
+                here = Some(settled.unwrap_or_else(|| st.saved_position()));
+            });
+            if here.is_some() {
+                return here;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
+
+impl Drop for StreamMark {
+    fn drop(&mut self) {
+        self.repl
+            .stream
+            .lock()
+            .marks
+            .retain(|m| !Arc::ptr_eq(m, &self.state));
+    }
+}
+
+/// At start-up, a master whose RDB file names the stream it was part of
+/// keeps that history as its previous one: replicas that followed it
+/// continue with a partial resync from the saved offset, under a new
+/// replication ID (as Redis 7 masters do).
+pub fn continue_history_as_master(srv: &super::state::ServerState, saved: &SavedPosition) {
+    if saved.replid.len() != 40 || saved.offset < 0 || saved.stream_db < 0 {
+        return;
+    }
+    {
+        let mut st = srv.repl.stream.lock();
+        st.replid2 = saved.replid.clone();
+        st.second_offset = saved.offset + 1;
+        st.offset = saved.offset as u64;
+        st.backlog = Some(Backlog::new(srv.config.repl_backlog_size() as usize));
+        st.selected = None;
+    }
+    srv.repl.no_replicas_since_ms.store(unix_ms(), SeqCst);
+    master::attach_feeder(srv);
 }
 
 /// At start-up, a replica whose RDB file names the stream it came from
