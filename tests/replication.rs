@@ -1237,6 +1237,186 @@ fn rdb_only_and_filtered_transfers_as_redis_sends_them() {
     master.assert_healthy();
 }
 
+/// A replica connection under the test's control: it synchronizes, then acknowledges only what
+/// it is told to.
+struct FakeReplica {
+    stream: std::net::TcpStream,
+    got: Vec<u8>,
+}
+
+impl FakeReplica {
+    fn attach(master: &TestServer) -> FakeReplica {
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", master.port())).unwrap();
+        let mut hello = Vec::new();
+        common::encode_command(&["REPLCONF", "listening-port", "7777"], &mut hello);
+        common::encode_command(&["REPLCONF", "capa", "eof"], &mut hello);
+        stream.write_all(&hello).unwrap();
+        let mut replica = FakeReplica {
+            stream,
+            got: Vec::new(),
+        };
+        replica.read_until(b"+OK\r\n+OK\r\n");
+        replica.got.clear();
+        replica
+            .stream
+            .write_all(b"*3\r\n$5\r\nPSYNC\r\n$1\r\n?\r\n$2\r\n-1\r\n")
+            .unwrap();
+        // The snapshot goes to the socket (both servers' default): `$EOF:<mark>`, RDB, mark.
+        replica.read_until(b"$EOF:");
+        let at = replica.got.windows(5).position(|w| w == b"$EOF:").unwrap() + 5;
+        while replica.got.len() < at + 40 {
+            replica.read_more();
+        }
+        let mark = replica.got[at..at + 40].to_vec();
+        while replica
+            .got
+            .windows(40)
+            .filter(|w| *w == mark.as_slice())
+            .count()
+            < 2
+        {
+            replica.read_more();
+        }
+        replica.got.clear();
+        // (A master takes the first ACK only once it has seen the transfer end.)
+        let mut m = master.raw();
+        let online = wait_until(SYNC_TIMEOUT, || {
+            replica.ack(0);
+            std::thread::sleep(Duration::from_millis(50));
+            info(&mut m, "replication")
+                .get("slave0")
+                .is_some_and(|s| s.contains("state=online"))
+        });
+        assert!(online, "the fake replica never came online");
+        replica
+    }
+
+    fn read_more(&mut self) {
+        self.stream.set_read_timeout(Some(SYNC_TIMEOUT)).ok();
+        let mut chunk = [0u8; 65536];
+        let n = self.stream.read(&mut chunk).expect("the snapshot");
+        assert!(n > 0, "the master closed the replica's connection");
+        self.got.extend_from_slice(&chunk[..n]);
+    }
+
+    fn read_until(&mut self, what: &[u8]) {
+        self.stream
+            .set_read_timeout(Some(Duration::from_millis(200)))
+            .ok();
+        let deadline = Instant::now() + SYNC_TIMEOUT;
+        let mut chunk = [0u8; 65536];
+        while !self.got.windows(what.len()).any(|w| w == what) {
+            assert!(Instant::now() < deadline, "no {}", common::printable(what));
+            if let Ok(n) = self.stream.read(&mut chunk) {
+                assert!(n > 0, "the master closed the replica's connection");
+                self.got.extend_from_slice(&chunk[..n]);
+            }
+        }
+    }
+
+    fn ack(&mut self, offset: i64) {
+        let mut ack = Vec::new();
+        common::encode_command(&["REPLCONF", "ACK", &offset.to_string()], &mut ack);
+        self.stream.write_all(&ack).unwrap();
+    }
+}
+
+fn assert_no_reply_yet(c: &mut RawClient, what: &str) {
+    c.set_timeout(Duration::from_millis(300));
+    assert!(c.try_read_frame().is_err(), "{what} was answered");
+    c.set_timeout(Duration::from_secs(30));
+}
+
+/// SHUTDOWN waits for replicas that have not acknowledged the whole stream, as Redis 7.0 does:
+/// it holds writes (reads go on), asks the replicas for an ACK, and exits as soon as they have
+/// it all, or at shutdown-timeout with a line per lagging replica; SHUTDOWN ABORT ends the wait,
+/// NOW skips it.
+#[test]
+fn shutdown_waits_for_lagging_replicas() {
+    let kind = ServerKind::target();
+    let mut master = start(kind, &["--shutdown-timeout", "60"]);
+    let mut replica = FakeReplica::attach(&master);
+    let mut m = master.raw();
+    assert_eq!(m.call(&["SET", "a", "1"]), simple("OK"));
+    assert_eq!(
+        m.call(&["SHUTDOWN", "ABORT"]),
+        error("ERR No shutdown in progress.")
+    );
+
+    let mut first = master.raw();
+    first.send(&["SHUTDOWN", "NOSAVE"]);
+    replica.read_until(b"GETACK");
+    assert_no_reply_yet(&mut first, "a SHUTDOWN waiting for its replica");
+    let mut writer = master.raw();
+    writer.send(&["SET", "b", "1"]);
+    assert_no_reply_yet(&mut writer, "a write while SHUTDOWN waits");
+    assert_eq!(m.call(&["GET", "a"]), bulk("1"), "reads go on");
+    assert_eq!(m.call(&["SHUTDOWN", "ABORT"]), simple("OK"));
+    assert_eq!(
+        first.read_frame(),
+        error("ERR Errors trying to SHUTDOWN. Check logs.")
+    );
+    assert_eq!(writer.read_frame(), simple("OK"), "writes resume");
+    assert_eq!(
+        m.call(&["SHUTDOWN", "ABORT"]),
+        error("ERR No shutdown in progress.")
+    );
+    assert!(master.log_tail(50).contains("Shutdown manually aborted."));
+
+    // Once the replica has acknowledged everything, the server exits, long before the timeout.
+    let mut second = master.raw();
+    second.send(&["SHUTDOWN", "NOSAVE"]);
+    let started = Instant::now();
+    wait_until(SYNC_TIMEOUT, || {
+        master
+            .log_tail(50)
+            .matches("Waiting for replicas before shutting down.")
+            .count()
+            == 2
+    });
+    let offset: i64 = field(&mut m, "replication", "master_repl_offset")
+        .parse()
+        .unwrap();
+    replica.ack(offset);
+    assert!(
+        master.wait_exit(Duration::from_secs(30)).is_some(),
+        "the server did not exit once its replica had acknowledged it all"
+    );
+    assert!(started.elapsed() < Duration::from_secs(60));
+    assert!(
+        master
+            .log_tail(10)
+            .contains("1 of 1 replicas are in sync when shutting down."),
+        "{}",
+        master.log_tail(10)
+    );
+
+    // At the timeout, the lagging replica is named.
+    let mut master = start(kind, &["--shutdown-timeout", "1"]);
+    let _replica = FakeReplica::attach(&master);
+    let mut m = master.raw();
+    assert_eq!(m.call(&["SET", "a", "1"]), simple("OK"));
+    m.send(&["SHUTDOWN", "NOSAVE"]);
+    assert!(master.wait_exit(Duration::from_secs(30)).is_some());
+    let log = master.log_tail(10);
+    assert!(
+        log.contains("# Lagging replica 127.0.0.1:7777 reported offset ")
+            && log.contains(" behind master, lag=")
+            && log.contains("state=online.")
+            && log.contains("0 of 1 replicas are in sync when shutting down."),
+        "{log}"
+    );
+
+    // NOW does not wait.
+    let mut master = start(kind, &["--shutdown-timeout", "60"]);
+    let _replica = FakeReplica::attach(&master);
+    let mut m = master.raw();
+    assert_eq!(m.call(&["SET", "a", "1"]), simple("OK"));
+    m.send(&["SHUTDOWN", "NOW", "NOSAVE"]);
+    assert!(master.wait_exit(Duration::from_secs(30)).is_some());
+    assert!(!master.log_tail(10).contains("Waiting for replicas"));
+}
+
 // ---------------------------------------------------------------- FAILOVER
 
 #[test]

@@ -43,6 +43,9 @@ pub struct Client {
     /// WAIT, set by its handler: the task waits for this many replicas to
     /// acknowledge this offset (until the deadline), then replies.
     pub wait_acks: Option<(u64, usize, Option<std::time::Instant>)>,
+    /// SHUTDOWN, set by its handler when it must wait for replicas: the
+    /// task waits, then shuts down (or replies with the error).
+    pub shutdown_request: Option<super::shutdown::ShutdownFlags>,
     /// The last effects unit of this client that changed data (what a
     /// semi-synchronous reply waits for), and the last one waited for.
     pub semi_sync_unit: u64,
@@ -172,6 +175,7 @@ impl Client {
             from_master: false,
             replica_hello: None,
             wait_acks: None,
+            shutdown_request: None,
             semi_sync_unit: 0,
             semi_synced: AtomicU64::new(0),
             worker,

@@ -125,7 +125,11 @@ async fn run<S: ClientSocket>(
             continue;
         }
         info.resp.store(if out.resp3() { 3 } else { 2 }, Relaxed);
-        if spilled && blocked.is_none() && client.wait_acks.is_none() {
+        if spilled
+            && blocked.is_none()
+            && client.wait_acks.is_none()
+            && client.shutdown_request.is_none()
+        {
             // Read while the replies went out: run it before waiting.
             continue;
         }
@@ -136,6 +140,16 @@ async fn run<S: ClientSocket>(
                 return Ok(());
             }
             // Commands that arrived while blocked are already buffered.
+            continue;
+        }
+        if let Some(flags) = client.shutdown_request.take() {
+            // The replies before it are out; it exits, or says why not.
+            if Box::pin(super::shutdown::wait_then_finish(srv, flags))
+                .await
+                .is_err()
+            {
+                out.error(b"ERR Errors trying to SHUTDOWN. Check logs.");
+            }
             continue;
         }
         if let Some((offset, wanted, deadline)) = client.wait_acks.take() {
@@ -356,7 +370,7 @@ async fn process_buffer(
             }
         }
         pos += consumed;
-        if blocked.is_some() || client.wait_acks.is_some() {
+        if blocked.is_some() || client.wait_acks.is_some() || client.shutdown_request.is_some() {
             break;
         }
     }
@@ -915,7 +929,7 @@ async fn read_more<S: ClientSocket>(stream: &mut S, rbuf: &mut BytesMut) -> std:
 /// so that later commands skip the pause checks again (one relaxed load).
 #[inline]
 pub fn pause_in_effect(srv: &ServerState) -> bool {
-    if srv.pause.failover.load(Relaxed) {
+    if srv.pause.writes_held() {
         return true;
     }
     let until = srv.pause.until_ms.load(Relaxed);
@@ -982,7 +996,7 @@ async fn wait_out_pause(srv: &ServerState) {
     loop {
         let until = srv.pause.until_ms.load(Relaxed);
         let now = unix_ms();
-        if srv.pause.failover.load(Relaxed) {
+        if srv.pause.writes_held() {
             let _ = tokio::time::timeout(Duration::from_millis(100), srv.pause.unpaused.notified())
                 .await;
             continue;

@@ -21,6 +21,7 @@ pub mod persist;
 pub mod pubsub;
 pub mod replication;
 pub mod script_host;
+pub mod shutdown;
 pub mod socket;
 pub mod state;
 pub mod stats;
@@ -75,6 +76,7 @@ impl ServerState {
             slowlog: Mutex::new(Default::default()),
             latency: Mutex::new(Default::default()),
             pause: Pause::default(),
+            shutdown_waits: Default::default(),
             instant: Mutex::new(Default::default()),
             monitors: Mutex::new(Vec::new()),
             monitor_count: AtomicUsize::new(0),
@@ -697,23 +699,18 @@ async fn exit_on_signals(srv: Arc<ServerState>) {
         };
         log::warning(&format!("Received {name} scheduling shutdown..."));
         let has = |w: &str| words.split_whitespace().any(|x| x == w);
-        if shutdown(&srv, has("save"), has("nosave"), has("force")).is_err() {
+        let flags = shutdown::ShutdownFlags {
+            save: has("save"),
+            nosave: has("nosave"),
+            now: has("now"),
+            force: has("force"),
+        };
+        if shutdown::wait_then_finish(&srv, flags).await.is_err() {
             log::warning(
                 "Errors trying to shut down the server. Check the logs for more information.",
             );
         }
     }
-}
-
-/// A shutdown: the final save (see [`persist::save_for_shutdown`]), then
-/// exit. Returns only when the save failed and `force` is not given.
-pub fn shutdown(srv: &ServerState, save: bool, nosave: bool, force: bool) -> Result<(), String> {
-    if let Err(e) = persist::save_for_shutdown(srv, save, nosave) {
-        if !force {
-            return Err(e);
-        }
-    }
-    shutdown_now(srv)
 }
 
 /// Feeds INFO's instantaneous_* metrics every 100 ms.

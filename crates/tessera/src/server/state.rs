@@ -116,9 +116,37 @@ pub struct Pause {
     pub until_ms: AtomicI64,
     /// WRITE mode: only commands that may write wait.
     pub writes_only: AtomicBool,
-    /// FAILOVER holds writes until it ends.
-    pub failover: AtomicBool,
+    /// What holds writes until it ends: FAILOVER, a SHUTDOWN waiting for
+    /// its replicas (bits, see [`Pause::hold`]).
+    held: std::sync::atomic::AtomicU8,
     pub unpaused: Notify,
+}
+
+/// The holders of [`Pause::hold`].
+pub const HELD_BY_FAILOVER: u8 = 1;
+pub const HELD_BY_SHUTDOWN: u8 = 2;
+
+impl Pause {
+    /// Writes wait (they are not refused) until `release`.
+    pub fn hold(&self, by: u8) {
+        self.held.fetch_or(by, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub fn release(&self, by: u8) {
+        self.held
+            .fetch_and(!by, std::sync::atomic::Ordering::SeqCst);
+        self.unpaused.notify_waiters();
+    }
+
+    /// Whether anything holds writes.
+    #[inline]
+    pub fn writes_held(&self) -> bool {
+        self.held.load(std::sync::atomic::Ordering::Relaxed) != 0
+    }
+
+    pub fn held_by(&self, by: u8) -> bool {
+        self.held.load(std::sync::atomic::Ordering::Relaxed) & by != 0
+    }
 }
 
 pub struct ServerState {
@@ -144,6 +172,8 @@ pub struct ServerState {
     pub slowlog: Mutex<SlowLog>,
     pub latency: Mutex<HashMap<String, LatencySeries>>,
     pub pause: Pause,
+    /// Shutdowns waiting for their replicas (SHUTDOWN ABORT ends them).
+    pub shutdown_waits: super::shutdown::ShutdownWaits,
     pub instant: Mutex<InstantMetrics>,
     pub monitors: Mutex<Vec<MonitorFeed>>,
     pub monitor_count: AtomicUsize,

@@ -570,15 +570,23 @@ pub(super) fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     if (abort && (save || nosave || now || force)) || (save && nosave) {
         return Err(CmdError::Syntax);
     }
+    use crate::server::shutdown;
     if abort {
-        return Err(CmdError::msg("ERR No shutdown in progress."));
+        if !shutdown::abort(ctx.srv) {
+            return Err(CmdError::msg("ERR No shutdown in progress."));
+        }
+        ctx.out.ok();
+        return Ok(());
     }
-
-    let _ = now; // (NOW skips waiting for replicas; there are none yet.)
     log::warning("User requested shutdown...");
-    crate::server::shutdown(ctx.srv, save, nosave, force)
-        .map_err(|_| CmdError::msg("ERR Errors trying to SHUTDOWN. Check logs."))?;
-    Ok(())
+    let flags = shutdown::ShutdownFlags {
+        save,
+        nosave,
+        now,
+        force,
+    };
+    shutdown::from_client(ctx.srv, ctx.client, flags)
+        .map_err(|_| CmdError::msg("ERR Errors trying to SHUTDOWN. Check logs."))
 }
 
 // ---------------------------------------------------------------- MONITOR

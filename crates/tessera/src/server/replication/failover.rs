@@ -128,7 +128,7 @@ pub fn start(srv: &ServerState, req: Request) -> Result<(), String> {
     let generation = f.generation;
     drop(f);
     // Writes wait (they are not refused) until the failover ends.
-    srv.pause.failover.store(true, SeqCst);
+    srv.pause.hold(crate::server::state::HELD_BY_FAILOVER);
     log::notice(&match &f_target {
         Some((h, p)) => format!("FAILOVER requested to {h}:{p}."),
         None => "FAILOVER requested to any replica.".to_string(),
@@ -150,8 +150,7 @@ fn end(srv: &ServerState, f: &mut Failover, why: &str) {
     f.target = None;
     f.deadline = None;
     f.generation += 1;
-    srv.pause.failover.store(false, SeqCst);
-    srv.pause.unpaused.notify_waiters();
+    srv.pause.release(crate::server::state::HELD_BY_FAILOVER);
 }
 
 fn run(srv: &ServerState, generation: u64) {

@@ -88,7 +88,16 @@ fn replica_addr(client: &Client, hello: &ReplicaHello) -> String {
 }
 
 fn replica_name(client: &Client, hello: &ReplicaHello) -> String {
-    format!("{}:{}", replica_addr(client, hello), hello.listening_port)
+    replica_label(&replica_addr(client, hello), hello.listening_port)
+}
+
+/// A replica as Redis's log lines name it.
+pub fn replica_label(ip: &str, port: u16) -> String {
+    if port == 0 {
+        format!("{ip}:<unknown-replica-port>")
+    } else {
+        format!("{ip}:{port}")
+    }
 }
 
 /// Turns the client into a replica connection: no replies to what it
@@ -506,7 +515,7 @@ pub fn ack(srv: &ServerState, client: &Client, offset: u64) {
 /// Sends REPLCONF GETACK * to the replicas (WAIT wants fresh ACKs).
 pub fn request_acks(srv: &ServerState) {
     // (Not while a failover holds writes: the stream must stand still.)
-    if srv.repl.is_replica() || srv.pause.failover.load(Relaxed) {
+    if srv.repl.is_replica() || srv.pause.held_by(crate::server::state::HELD_BY_FAILOVER) {
         return;
     }
     let mut st = srv.repl.stream.lock();
@@ -653,7 +662,7 @@ pub async fn cron(srv: Arc<ServerState>) {
         if !srv.repl.is_replica()
             && !st.feeds.is_empty()
             && ticks.is_multiple_of(period)
-            && !srv.pause.failover.load(Relaxed)
+            && !srv.pause.writes_held()
         {
             let mut ping = Vec::new();
             crate::journal::encode_command(&[b"PING"], &mut ping);
