@@ -1407,6 +1407,22 @@ fn shutdown_waits_for_lagging_replicas() {
         "{log}"
     );
 
+    // A signal's shutdown waits too; a SIGINT meanwhile exits at once (with an error).
+    let mut master = start(kind, &["--shutdown-timeout", "60"]);
+    let _replica = FakeReplica::attach(&master);
+    let mut m = master.raw();
+    assert_eq!(m.call(&["SET", "a", "1"]), simple("OK"));
+    signal(&master, "-TERM");
+    assert!(wait_until(SYNC_TIMEOUT, || master
+        .log_tail(10)
+        .contains("Waiting for replicas before shutting down.")));
+    signal(&master, "-INT");
+    let status = master
+        .wait_exit(Duration::from_secs(30))
+        .expect("exit on SIGINT");
+    assert_eq!(status.code(), Some(1));
+    assert!(master.log_tail(10).contains("You insist... exiting now."));
+
     // NOW does not wait.
     let mut master = start(kind, &["--shutdown-timeout", "60"]);
     let _replica = FakeReplica::attach(&master);

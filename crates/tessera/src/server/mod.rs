@@ -705,7 +705,21 @@ async fn exit_on_signals(srv: Arc<ServerState>) {
             now: has("now"),
             force: has("force"),
         };
-        if shutdown::wait_then_finish(&srv, flags).await.is_err() {
+        let finished = shutdown::wait_then_finish(&srv, flags);
+        tokio::pin!(finished);
+        let result = loop {
+            tokio::select! {
+                r = &mut finished => break r,
+                // While it waits for replicas, as Redis: a SIGINT exits at
+                // once, a SIGTERM changes nothing.
+                _ = int.recv() => {
+                    log::warning("You insist... exiting now.");
+                    std::process::exit(1);
+                }
+                _ = term.recv() => {}
+            }
+        };
+        if result.is_err() {
             log::warning(
                 "Errors trying to shut down the server. Check the logs for more information.",
             );
