@@ -59,6 +59,15 @@ pub struct SavedPosition {
     pub offset: i64,
 }
 
+impl SavedPosition {
+    /// Whether a loaded file's fields name a stream one can continue: a
+    /// 40-character ID, and an offset and database in range (a hostile
+    /// file's `i64::MAX` would overflow the next offset).
+    pub fn is_usable(&self) -> bool {
+        self.replid.len() == 40 && (0..i64::MAX).contains(&self.offset) && self.stream_db >= 0
+    }
+}
+
 /// Runs at the snapshot's instant with the first effects unit number
 /// after it (see `Keyspace::begin_snapshot`).
 pub type AtInstant<'a> = &'a mut dyn FnMut(u64);
@@ -460,5 +469,40 @@ impl Drop for Running {
         // A save dropped without writing (or after) must not leave the
         // keyspace capturing shards for nobody.
         self.job.keyspace.end_snapshot(&self.snapshot);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SavedPosition;
+
+    #[test]
+    fn only_a_stream_one_can_continue_is_usable() {
+        let good = SavedPosition {
+            stream_db: 0,
+            replid: "a".repeat(40),
+            offset: 10,
+        };
+        assert!(good.is_usable());
+        for bad in [
+            SavedPosition {
+                offset: i64::MAX,
+                ..good.clone()
+            },
+            SavedPosition {
+                offset: -1,
+                ..good.clone()
+            },
+            SavedPosition {
+                stream_db: -1,
+                ..good.clone()
+            },
+            SavedPosition {
+                replid: "short".into(),
+                ..good.clone()
+            },
+        ] {
+            assert!(!bad.is_usable(), "{bad:?}");
+        }
     }
 }

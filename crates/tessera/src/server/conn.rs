@@ -116,7 +116,8 @@ async fn run<S: ClientSocket>(
         if client.close_after_reply {
             return Ok(());
         }
-        if info.close_when_written.load(SeqCst) {
+        // (Only a replica connection is ever closed this way.)
+        if client.syncing && info.close_when_written.load(SeqCst) {
             // (Bytes pushed before the flag was set may have come after
             // this round took the outbox.)
             if info.outbox.lock().is_empty() {

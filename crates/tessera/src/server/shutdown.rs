@@ -151,7 +151,7 @@ fn log_replicas(srv: &ServerState) {
         };
         log::warning(&format!(
             "Lagging replica {} reported offset {} behind master, lag={lag}, state={}.",
-            super::replication::master::replica_label(&f.ip, f.port),
+            f.label(),
             st.offset.saturating_sub(acked),
             state.name()
         ));

@@ -353,8 +353,8 @@ fn run_sync(srv: &ServerState, job: &SyncJob) {
                 if f.rdb_only {
                     // It wants the snapshot and nothing after it.
                     log::notice(&format!(
-                        "RDB transfer completed, rdb only replica ({}:{}) should be disconnected asap",
-                        f.ip, f.port
+                        "RDB transfer completed, rdb only replica ({}) should be disconnected asap",
+                        f.label()
                     ));
                     f.info.close_when_written();
                     continue;
@@ -365,15 +365,15 @@ fn run_sync(srv: &ServerState, job: &SyncJob) {
                     // past its end.
                     f.set_state(FeedState::WaitAck);
                     log::notice(&format!(
-                        "Streamed RDB transfer with replica {}:{} succeeded (socket). Waiting for REPLCONF ACK from slave to enable streaming",
-                        f.ip, f.port
+                        "Streamed RDB transfer with replica {} succeeded (socket). Waiting for REPLCONF ACK from slave to enable streaming",
+                        f.label()
                     ));
                 } else {
                     f.start_streaming();
                     f.set_state(FeedState::Online);
                     log::notice(&format!(
-                        "Synchronization with replica {}:{} succeeded",
-                        f.ip, f.port
+                        "Synchronization with replica {} succeeded",
+                        f.label()
                     ));
                 }
             }
@@ -502,8 +502,8 @@ pub fn ack(srv: &ServerState, client: &Client, offset: u64) {
         feed.start_streaming();
         feed.set_state(FeedState::Online);
         log::notice(&format!(
-            "Synchronization with replica {}:{} succeeded",
-            feed.ip, feed.port
+            "Synchronization with replica {} succeeded",
+            feed.label()
         ));
     }
     srv.repl
@@ -648,8 +648,8 @@ pub async fn cron(srv: Arc<ServerState>) {
                 && now - f.ack_ms.load(Relaxed) > timeout_ms
             {
                 log::warning(&format!(
-                    "Disconnecting timedout replica (streaming sync): {}:{}",
-                    f.ip, f.port
+                    "Disconnecting timedout replica (streaming sync): {}",
+                    f.label()
                 ));
                 f.info.kill();
                 return false;

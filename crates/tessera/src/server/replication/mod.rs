@@ -201,6 +201,11 @@ impl ReplicaFeed {
         }
     }
 
+    /// The replica as Redis's log lines name it.
+    pub fn label(&self) -> String {
+        master::replica_label(&self.ip, self.port)
+    }
+
     pub fn state(&self) -> FeedState {
         FeedState::from_u8(self.state.load(Relaxed))
     }
@@ -824,7 +829,7 @@ impl Drop for StreamMark {
 /// continue with a partial resync from the saved offset, under a new
 /// replication ID (as Redis 7 masters do).
 pub fn continue_history_as_master(srv: &super::state::ServerState, saved: &SavedPosition) {
-    if saved.replid.len() != 40 || saved.offset < 0 || saved.stream_db < 0 {
+    if !saved.is_usable() {
         return;
     }
     {
@@ -843,7 +848,7 @@ pub fn continue_history_as_master(srv: &super::state::ServerState, saved: &Saved
 /// continues that stream: its next PSYNC asks for the bytes after the
 /// saved offset (as Redis synthesizes a cached master from the file).
 pub fn restore_position(srv: &super::state::ServerState, saved: &SavedPosition) {
-    if saved.replid.len() != 40 || saved.offset < 0 || saved.stream_db < 0 {
+    if !saved.is_usable() {
         return;
     }
     let mut st = srv.repl.stream.lock();
