@@ -825,3 +825,98 @@ fn sync_sends_a_snapshot_then_the_write_stream() {
         ]
     );
 }
+
+/// FLUSHALL with save rules saves the emptied dataset at once (stopping a background save of
+/// the old data first), so a crash right after it cannot bring the flushed keys back; without
+/// rules it saves nothing. Inside MULTI the save is the flush's too. As redis-server does.
+#[test]
+fn flushall_with_save_rules_saves_the_empty_dataset_at_once() {
+    for kind in [ServerKind::Tessera, ServerKind::Redis] {
+        let dir = DataDir::new("flushall");
+        let mut t = start(kind, &dir, &["--save", "3600 1"]);
+        let mut c = t.raw();
+        c.call(&["SET", "a", "1"]);
+        assert_eq!(c.call(&["SAVE"]), simple("OK"));
+        c.call(&["SET", "b", "2"]);
+        assert_eq!(c.call(&["FLUSHALL"]), simple("OK"));
+        assert_eq!(
+            info_field(&mut c, "persistence", "rdb_changes_since_last_save"),
+            "0",
+            "{}",
+            kind.name()
+        );
+        t.kill_hard();
+        t.restart();
+        let mut c = t.raw();
+        wait_loaded(&mut c);
+        assert_eq!(c.call(&["DBSIZE"]), Frame::Integer(0), "{}", kind.name());
+
+        // A background save still writing the old keys is stopped, not left to replace the
+        // empty file when it ends.
+        for i in 0..40 {
+            c.call(&["SET", &format!("k{i}"), "v"]);
+        }
+        assert_eq!(c.call(&["SAVE"]), simple("OK"));
+        assert_eq!(
+            c.call(&["CONFIG", "SET", "rdb-key-save-delay", "100000"]),
+            simple("OK")
+        );
+        assert_eq!(c.call(&["BGSAVE"]), simple("Background saving started"));
+        assert_eq!(c.call(&["FLUSHALL"]), simple("OK"));
+        assert!(
+            common::wait_until(Duration::from_secs(30), || info_field(
+                &mut c,
+                "persistence",
+                "rdb_bgsave_in_progress"
+            ) == "0"),
+            "{}: the background save went on after FLUSHALL",
+            kind.name()
+        );
+        assert_eq!(
+            info_field(&mut c, "persistence", "rdb_last_bgsave_status"),
+            "ok"
+        );
+        c.call(&["CONFIG", "SET", "rdb-key-save-delay", "0"]);
+        std::thread::sleep(Duration::from_millis(500));
+        t.kill_hard();
+        t.restart();
+        let mut c = t.raw();
+        wait_loaded(&mut c);
+        assert_eq!(c.call(&["DBSIZE"]), Frame::Integer(0), "{}", kind.name());
+
+        // Inside a transaction.
+        c.call(&["SET", "x", "1"]);
+        assert_eq!(c.call(&["SAVE"]), simple("OK"));
+        let replies = c.pipeline(&[
+            vec!["MULTI"],
+            vec!["SET", "y", "2"],
+            vec!["FLUSHALL"],
+            vec!["EXEC"],
+        ]);
+        assert_eq!(
+            replies[3],
+            Frame::Array(vec![simple("OK"), simple("OK")]),
+            "{}",
+            kind.name()
+        );
+        t.kill_hard();
+        t.restart();
+        let mut c = t.raw();
+        wait_loaded(&mut c);
+        assert_eq!(c.call(&["DBSIZE"]), Frame::Integer(0), "{}", kind.name());
+        t.stop();
+
+        // Without save rules FLUSHALL writes no file and the changes stay counted.
+        let dir = DataDir::new("flushall-nosave");
+        let mut t = start(kind, &dir, &["--save", ""]);
+        let mut c = t.raw();
+        c.call(&["SET", "a", "1"]);
+        c.call(&["FLUSHALL"]);
+        assert_ne!(
+            info_field(&mut c, "persistence", "rdb_changes_since_last_save"),
+            "0"
+        );
+        assert!(!dir.rdb().exists(), "{}", kind.name());
+        t.stop();
+    }
+}

@@ -194,6 +194,20 @@ thread_local! {
     /// Whether a wait for a shard may be abandoned with [`BusyAbort`]
     /// (set by dispatch around a command; never for the script itself).
     static ABORTABLE: Cell<bool> = const { Cell::new(false) };
+    /// Work that must not run while this thread holds shards (it would
+    /// wait for them), run when the hold ends (see [`after_hold`]).
+    static AFTER_HOLD: RefCell<Vec<Box<dyn FnOnce()>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `work` now, or, while this thread's EXEC or script holds shards,
+/// as soon as that hold ends (a save of the whole keyspace inside a
+/// transaction, which would otherwise wait for the shards it holds).
+pub fn after_hold(work: Box<dyn FnOnce()>) {
+    if HOLDING.with(|h| h.get()) {
+        AFTER_HOLD.with(|a| a.borrow_mut().push(work));
+    } else {
+        work();
+    }
 }
 
 /// One shard held by the running EXEC/script: its guard (lifetime erased;
@@ -268,6 +282,10 @@ impl Drop for HoldScope<'_> {
         // (Cleared in place: the next scope reuses the vector.)
         HELD.with(|h| h.borrow_mut().clear());
         HOLDING.with(|h| h.set(false));
+        let deferred = AFTER_HOLD.with(|a| std::mem::take(&mut *a.borrow_mut()));
+        for work in deferred {
+            work();
+        }
     }
 }
 

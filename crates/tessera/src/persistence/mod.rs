@@ -21,6 +21,8 @@ pub struct Status {
     pub dirty_at_last_save: AtomicU64,
     pub lastsave_s: AtomicI64,
     pub bgsave_in_progress: AtomicBool,
+    /// Stops the running background save (see `SaveJob::cancel`).
+    pub bgsave_cancel: parking_lot::Mutex<Option<std::sync::Arc<AtomicBool>>>,
     pub bgsave_scheduled: AtomicBool,
     pub last_bgsave_ok: AtomicBool,
     /// Seconds the last background save took (-1: none yet).
@@ -70,6 +72,7 @@ impl Default for Status {
             dirty_at_last_save: AtomicU64::new(0),
             lastsave_s: AtomicI64::new(unix_ms() / 1000),
             bgsave_in_progress: AtomicBool::new(false),
+            bgsave_cancel: parking_lot::Mutex::new(None),
             bgsave_scheduled: AtomicBool::new(false),
             last_bgsave_ok: AtomicBool::new(true),
             last_bgsave_time_s: AtomicI64::new(-1),

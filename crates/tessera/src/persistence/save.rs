@@ -48,7 +48,14 @@ pub struct SaveJob {
     /// Write the keys (false: a replica asked for an RDB of only the
     /// functions, or of nothing, with `REPLCONF rdb-filter-only`).
     pub include_keys: bool,
+    /// Set by whoever wants the save stopped (FLUSHALL, as Redis kills its
+    /// saving child): the writer gives up at the next shard or key delay,
+    /// leaving the previous file in place.
+    pub cancel: Arc<std::sync::atomic::AtomicBool>,
 }
+
+/// The error of a save stopped through [`SaveJob::cancel`].
+pub const CANCELLED: &str = "The save was cancelled";
 
 /// What an RDB file says of the replication stream its data came from (the
 /// `repl-stream-db`, `repl-id` and `repl-offset` aux fields).
@@ -290,6 +297,11 @@ impl Running {
 
     /// Writes the file and puts it in place. On error the temporary file
     /// is removed and the previous file is untouched.
+    /// What stops this save when set (see [`SaveJob::cancel`]).
+    pub fn cancel_handle(&self) -> Arc<std::sync::atomic::AtomicBool> {
+        self.job.cancel.clone()
+    }
+
     pub fn write(self) -> Result<SaveStats, String> {
         let dir = self
             .job
@@ -297,7 +309,11 @@ impl Running {
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("."));
-        let tmp = dir.join(format!("temp-{}.rdb", std::process::id()));
+        // Named by the writing thread, as Redis's by the writing process, so
+        // a SAVE beside a background save never shares its file.
+        // SAFETY: gettid has no preconditions and cannot fail.
+        let tid = unsafe { libc::gettid() };
+        let tmp = dir.join(format!("temp-{tid}.rdb"));
         let result = self.write_to(&tmp);
         // Whatever happened, every shard must be released from the
         // snapshot before it ends (a failed write stops early).
@@ -374,6 +390,9 @@ impl Running {
         let mut current_db: Option<usize> = None;
         let mut sized = vec![false; self.sizes.len()];
         for idx in 0..NUM_SHARDS {
+            if job.cancel.load(Relaxed) {
+                return Err(CANCELLED.into());
+            }
             let mut image = self.captures.slots.lock()[idx].take();
             if image.is_none() {
                 // Locking the shard captures it (the keyspace's hook), if
@@ -407,6 +426,9 @@ impl Running {
                 keys += db.keys as u64;
                 if job.key_delay_us > 0 {
                     for _ in 0..db.keys {
+                        if job.cancel.load(Relaxed) {
+                            return Err(CANCELLED.into());
+                        }
                         std::thread::sleep(std::time::Duration::from_micros(
                             job.key_delay_us as u64,
                         ));

@@ -138,6 +138,7 @@ fn job(srv: &ServerState) -> SaveJob {
         incremental_fsync: srv.config.rdb_save_incremental_fsync(),
         repl: None,
         include_keys: true,
+        cancel: Arc::default(),
     }
 }
 
@@ -214,6 +215,7 @@ pub fn bgsave(srv: &ServerState) -> Result<(), String> {
     st.saves_started.fetch_add(1, Relaxed);
     st.background_jobs.fetch_add(1, Relaxed);
     st.bgsave_started_ms.store(running.started_ms(), Relaxed);
+    *st.bgsave_cancel.lock() = Some(running.running.cancel_handle());
     log::notice(&format!(
         "Background saving started by pid {}",
         std::process::id()
@@ -229,12 +231,22 @@ pub fn bgsave(srv: &ServerState) -> Result<(), String> {
             status
                 .last_bgsave_time_s
                 .store(started.elapsed().as_secs() as i64, Relaxed);
-            finish(&status, &result, dirty, true);
-            if result.is_ok() {
-                log::notice("Background saving terminated with success");
-            } else {
-                log::warning("Background saving error");
+            match &result {
+                // Stopped on purpose: neither a save nor a failure (as
+                // Redis's child killed with SIGUSR1).
+                Err(e) if e == save::CANCELLED => {
+                    log::warning("Background saving stopped before it ended")
+                }
+                Ok(_) => {
+                    finish(&status, &result, dirty, true);
+                    log::notice("Background saving terminated with success");
+                }
+                Err(_) => {
+                    finish(&status, &result, dirty, true);
+                    log::warning("Background saving error");
+                }
             }
+            *status.bgsave_cancel.lock() = None;
             status.bgsave_started_ms.store(0, Relaxed);
             status.bgsave_in_progress.store(false, Relaxed);
         });
@@ -243,6 +255,27 @@ pub fn bgsave(srv: &ServerState) -> Result<(), String> {
         return Err(format!("ERR cannot start the background save: {e}"));
     }
     Ok(())
+}
+
+/// FLUSHALL with save rules, as Redis's: a background save still writing
+/// the old data is stopped, then the (now empty) dataset is saved at once,
+/// so a restart cannot bring back what was flushed. A failed save is
+/// logged and counted as SAVE's failures are; the flush stands.
+///
+/// Inside EXEC or a script, whose shards this thread holds, the save runs
+/// once they are released, before the reply.
+pub fn save_after_flushall(srv: &ServerState) {
+    if srv.config.save_params().is_empty() || srv.persistence.loading.load(Relaxed) {
+        return;
+    }
+    let srv = srv.me();
+    crate::keyspace::after_hold(Box::new(move || {
+        if let Some(cancel) = srv.persistence.bgsave_cancel.lock().as_ref() {
+            cancel.store(true, Relaxed);
+        }
+        wait_for_bgsave(&srv);
+        let _ = save_now(&srv);
+    }));
 }
 
 /// Waits for a running background save to end (SAVE after BGSAVE,
