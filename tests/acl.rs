@@ -1195,3 +1195,91 @@ fn setuser_rules_are_redacted_in_the_slow_log() {
         bulks(&["ACL", "SETUSER", "(redacted)", "(redacted)", "(redacted)"])
     );
 }
+
+#[test]
+fn config_set_of_a_secret_is_redacted_in_the_slow_log() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    assert_eq!(
+        c.call(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]),
+        simple("OK")
+    );
+    assert_eq!(c.call(&["CONFIG", "SET", "masterauth", ""]), simple("OK"));
+    assert_eq!(
+        c.call(&["CONFIG", "SET", "maxmemory", "0", "masterauth", "pw"]),
+        simple("OK")
+    );
+    let Frame::Array(entries) = c.call(&["SLOWLOG", "GET", "3"]) else {
+        panic!("SLOWLOG GET")
+    };
+    let args = |i: usize| match &entries[i] {
+        Frame::Array(entry) => entry[3].clone(),
+        other => panic!("entry {}", fmt_frame(other)),
+    };
+    assert_eq!(
+        args(0),
+        bulks(&[
+            "CONFIG",
+            "SET",
+            "maxmemory",
+            "0",
+            "masterauth",
+            "(redacted)"
+        ])
+    );
+    assert_eq!(
+        args(1),
+        bulks(&["CONFIG", "SET", "masterauth", "(redacted)"])
+    );
+}
+
+#[test]
+fn empty_and_spaced_selectors_and_acl_cat_arity() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    setuser(
+        &mut c,
+        &["sel", "reset", "()", "(  ~a   +get  )", "(\"~b c)"],
+    );
+    let user = getuser(&mut c, "sel");
+    let Frame::Array(selectors) = field(&user, "selectors") else {
+        panic!("selectors")
+    };
+    assert_eq!(selectors.len(), 3);
+    let describe = |f: &Frame| match f {
+        Frame::Array(items) => items
+            .chunks(2)
+            .map(|p| format!("{}={}", text(&p[0]), text(&p[1])))
+            .collect::<Vec<_>>()
+            .join(" "),
+        Frame::Map(items) => items
+            .iter()
+            .map(|(k, v)| format!("{}={}", text(k), text(v)))
+            .collect::<Vec<_>>()
+            .join(" "),
+        other => panic!("selector {}", fmt_frame(other)),
+    };
+    assert_eq!(describe(&selectors[0]), "commands=-@all keys= channels=");
+    assert_eq!(
+        describe(&selectors[1]),
+        "commands=-@all +get keys=~a channels="
+    );
+    // Unbalanced quotes inside leave the selector empty, as Redis's sdssplitargs does.
+    assert_eq!(describe(&selectors[2]), "commands=-@all keys= channels=");
+    for bad in [" () ", ")"] {
+        assert_eq!(
+            c.call(&["ACL", "SETUSER", "x", bad]),
+            error(&format!(
+                "ERR Error in ACL SETUSER modifier '{bad}': Syntax error"
+            ))
+        );
+    }
+    assert_eq!(
+        c.call(&["ACL", "CAT", "nosuch"]),
+        error("ERR Unknown category 'nosuch'")
+    );
+    assert_eq!(
+        c.call(&["ACL", "CAT", "string", "hash"]),
+        error("ERR unknown subcommand or wrong number of arguments for 'CAT'. Try ACL HELP.")
+    );
+}

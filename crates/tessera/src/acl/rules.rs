@@ -396,7 +396,10 @@ impl UserRules {
             self.remove_password(&valid_hash(hash)?)?;
         } else if op.len() >= 2 && op[0] == b'(' && op[op.len() - 1] == b')' {
             let mut selector = Selector::empty(pubsub_all_channels);
-            for part in op[1..op.len() - 1].split(|&c| c == b' ') {
+            // Split as Redis splits it (sdssplitargs): runs of blanks, and
+            // quotes; unbalanced quotes leave the selector empty, as there.
+            let parts = crate::config::parse::split_args(&op[1..op.len() - 1]).unwrap_or_default();
+            for part in &parts {
                 selector.apply(part)?;
             }
             self.selectors.push(selector);

@@ -18,7 +18,7 @@
 //! apply ([`Config::renamed_commands`]).
 
 mod load;
-mod parse;
+pub(crate) mod parse;
 /// sdssplitargs, for the other places Redis splits a line with it.
 pub(crate) use parse::{split_args, strerror};
 mod rewrite;

@@ -148,6 +148,9 @@ pub(super) fn acl_whoami(ctx: &mut Ctx, _args: &[&[u8]]) -> CmdResult {
 }
 
 pub(super) fn acl_cat(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    if args.len() > 3 {
+        return Err(crate::commands::subcommand_syntax_error(args));
+    }
     let Some(&name) = args.get(2) else {
         ctx.out.array(category::NAMES.len());
         for (_, n) in category::NAMES {
