@@ -21,6 +21,14 @@ pub(super) fn config_set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         return Err(CmdError::Syntax);
     }
     let pairs: Vec<(&[u8], &[u8])> = args[2..].chunks_exact(2).map(|c| (c[0], c[1])).collect();
+    // The values of secrets (requirepass, masterauth, ...) never reach the
+    // slow log, as Redis redacts them, whether or not the SET succeeds.
+    for (i, (name, _)) in pairs.iter().enumerate() {
+        let value_arg = 3 + 2 * i;
+        if value_arg < 64 && crate::config::Config::is_sensitive(name) {
+            ctx.client.redacted |= 1 << value_arg;
+        }
+    }
     let local = ctx.client.info.addr.is_local();
     ctx.srv
         .config
