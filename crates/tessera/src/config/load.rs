@@ -302,7 +302,8 @@ impl Loader<'_> {
             let mut v = self.cfg.parse_value(i, args, &base)?;
             if d.ty == Ty::Special(Special::Save) {
                 if let Value::Save(new) = &mut v {
-                    if self.reading && self.save_loaded {
+                    // `save ""` clears every rule, even those read before.
+                    if self.reading && self.save_loaded && !new.is_empty() {
                         let mut all = self.cfg.special.read().save.clone();
                         all.append(new);
                         *new = all;

@@ -589,6 +589,11 @@ fn save_lines_accumulate_and_reset() {
     assert_eq!(get1(&c, "save"), "3600 1 300 100 60 10000");
     let c = load_file("save 900 1\n", &["--save", "60", "5"]).expect("valid");
     assert_eq!(get1(&c, "save"), "900 1 60 5");
+    // An empty save after the file's rules clears them, as in Redis.
+    let c = load_file("save 900 1\n", &["--save", ""]).expect("valid");
+    assert_eq!(get1(&c, "save"), "");
+    let c = load_file("save 900 1\nsave \"\"\nsave 10 2\n", &[]).expect("valid");
+    assert_eq!(get1(&c, "save"), "10 2");
 }
 
 #[test]
