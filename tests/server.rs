@@ -2448,3 +2448,20 @@ fn object_counts_keyspace_hits_and_misses() {
         Some("1")
     );
 }
+
+/// `always-show-logo yes` prints a start-up banner naming the port and the PID (tools that
+/// start servers read the PID from Redis's logo this way); without it, Redis's one-line
+/// "Running mode" notice.
+#[test]
+fn the_start_up_banner_names_the_pid_where_redis_shows_its_logo() {
+    let s = TestServer::start_with(&["--always-show-logo", "yes"]);
+    let log = s.log_tail(60);
+    assert!(log.contains(&format!(" PID: {}", s.pid())), "{log}");
+    assert!(log.contains(&format!("Port: {}", s.port())), "{log}");
+    let s = TestServer::start();
+    let log = s.log_tail(60);
+    assert!(
+        log.contains(&format!("Running mode=standalone, port={}.", s.port())),
+        "{log}"
+    );
+}

@@ -160,6 +160,7 @@ pub fn run(config: Config, executable: String) -> Result<(), String> {
         port,
         threads
     ));
+    show_banner(srv.config.always_show_logo(), port, threads);
 
     let mut senders = Vec::new();
     let (started_tx, started_rx) = std::sync::mpsc::channel::<()>();
@@ -960,5 +961,29 @@ async fn active_expire_loop(srv: Arc<ServerState>, index: usize, nworkers: usize
         // As Redis, each cycle's duration is an `expire-cycle` latency
         // sample (kept when it reaches latency-monitor-threshold).
         srv.record_latency("expire-cycle", began.elapsed().as_millis() as u64);
+    }
+}
+
+/// The start-up banner where Redis shows its logo (`always-show-logo yes`,
+/// or logging to a terminal), else Redis's one-line "Running mode" notice.
+/// Tools that start servers read the PID from it, as from Redis's logo.
+fn show_banner(always: bool, port: u16, threads: usize) {
+    use std::io::IsTerminal;
+    let mode = "standalone";
+    if always || (log::to_stdout() && std::io::stdout().is_terminal()) {
+        log::raw(
+            log::Level::Notice,
+            &format!(
+                "\n    Tessera {} (Redis {} compatible), {} bit\n    \
+                 Running in {mode} mode\n    Port: {port}\n    PID: {}\n    \
+                 Threads: {threads}\n\n",
+                crate::TESSERA_VERSION,
+                crate::REDIS_COMPAT_VERSION,
+                usize::BITS,
+                std::process::id(),
+            ),
+        );
+    } else {
+        log::notice(&format!("Running mode={mode}, port={port}."));
     }
 }

@@ -28,12 +28,7 @@ pub fn set_replica_role(on: bool) {
 }
 
 pub fn log(level: Level, msg: &str) {
-    let sink = SINK.lock();
-    let (min, file) = match &*sink {
-        Some((l, f)) => (*l, f.as_str()),
-        None => (Level::Notice, ""),
-    };
-    if level < min {
+    if level < min_level() {
         return;
     }
     let mark = match level {
@@ -54,6 +49,32 @@ pub fn log(level: Level, msg: &str) {
         mark,
         msg
     );
+    write_out(&line);
+}
+
+/// Text written as it is, without the pid, time and level prefix (the
+/// start-up banner), when `level` passes the loglevel.
+pub fn raw(level: Level, text: &str) {
+    if level >= min_level() {
+        write_out(text);
+    }
+}
+
+fn min_level() -> Level {
+    SINK.lock().as_ref().map_or(Level::Notice, |(l, _)| *l)
+}
+
+/// Whether lines go to stdout (no logfile configured).
+pub fn to_stdout() -> bool {
+    SINK.lock().as_ref().is_none_or(|(_, f)| f.is_empty())
+}
+
+fn write_out(line: &str) {
+    let file = SINK
+        .lock()
+        .as_ref()
+        .map(|(_, f)| f.clone())
+        .unwrap_or_default();
     if file.is_empty() {
         let _ = std::io::stdout().write_all(line.as_bytes());
     } else if let Ok(mut f) = std::fs::OpenOptions::new()
