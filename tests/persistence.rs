@@ -826,6 +826,15 @@ fn sync_sends_a_snapshot_then_the_write_stream() {
     );
 }
 
+/// Kills the server with SIGKILL, starts it again on its files, and connects once it has loaded.
+fn crash_and_restart(t: &mut TestServer) -> RawClient {
+    t.kill_hard();
+    t.restart();
+    let mut c = t.raw();
+    wait_loaded(&mut c);
+    c
+}
+
 /// FLUSHALL with save rules saves the emptied dataset at once (stopping a background save of
 /// the old data first), so a crash right after it cannot bring the flushed keys back; without
 /// rules it saves nothing. Inside MULTI the save is the flush's too. As redis-server does.
@@ -845,10 +854,7 @@ fn flushall_with_save_rules_saves_the_empty_dataset_at_once() {
             "{}",
             kind.name()
         );
-        t.kill_hard();
-        t.restart();
-        let mut c = t.raw();
-        wait_loaded(&mut c);
+        let mut c = crash_and_restart(&mut t);
         assert_eq!(c.call(&["DBSIZE"]), Frame::Integer(0), "{}", kind.name());
 
         // A background save still writing the old keys is stopped, not left to replace the
@@ -878,10 +884,7 @@ fn flushall_with_save_rules_saves_the_empty_dataset_at_once() {
         );
         c.call(&["CONFIG", "SET", "rdb-key-save-delay", "0"]);
         std::thread::sleep(Duration::from_millis(500));
-        t.kill_hard();
-        t.restart();
-        let mut c = t.raw();
-        wait_loaded(&mut c);
+        let mut c = crash_and_restart(&mut t);
         assert_eq!(c.call(&["DBSIZE"]), Frame::Integer(0), "{}", kind.name());
 
         // Inside a transaction.
@@ -899,10 +902,7 @@ fn flushall_with_save_rules_saves_the_empty_dataset_at_once() {
             "{}",
             kind.name()
         );
-        t.kill_hard();
-        t.restart();
-        let mut c = t.raw();
-        wait_loaded(&mut c);
+        let mut c = crash_and_restart(&mut t);
         assert_eq!(c.call(&["DBSIZE"]), Frame::Integer(0), "{}", kind.name());
         t.stop();
 

@@ -295,13 +295,13 @@ impl Running {
         }
     }
 
-    /// Writes the file and puts it in place. On error the temporary file
-    /// is removed and the previous file is untouched.
     /// What stops this save when set (see [`SaveJob::cancel`]).
     pub fn cancel_handle(&self) -> Arc<std::sync::atomic::AtomicBool> {
         self.job.cancel.clone()
     }
 
+    /// Writes the file and puts it in place. On error the temporary file
+    /// is removed and the previous file is untouched.
     pub fn write(self) -> Result<SaveStats, String> {
         let dir = self
             .job
@@ -309,11 +309,14 @@ impl Running {
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("."));
-        // Named by the writing thread, as Redis's by the writing process, so
-        // a SAVE beside a background save never shares its file.
-        // SAFETY: gettid has no preconditions and cannot fail.
-        let tid = unsafe { libc::gettid() };
-        let tmp = dir.join(format!("temp-{tid}.rdb"));
+        // One name per save, so a SAVE beside a background save (FLUSHALL
+        // waits for none to end when it stops one) never shares its file.
+        static NEXT_TEMP: AtomicU64 = AtomicU64::new(0);
+        let tmp = dir.join(format!(
+            "temp-{}-{}.rdb",
+            std::process::id(),
+            NEXT_TEMP.fetch_add(1, Relaxed)
+        ));
         let result = self.write_to(&tmp);
         // Whatever happened, every shard must be released from the
         // snapshot before it ends (a failed write stops early).

@@ -28,40 +28,32 @@ pub fn set_replica_role(on: bool) {
 }
 
 pub fn log(level: Level, msg: &str) {
-    if level < min_level() {
-        return;
-    }
-    let mark = match level {
-        Level::Debug => '.',
-        Level::Verbose => '-',
-        Level::Notice => '*',
-        Level::Warning => '#',
-    };
-    let role = if REPLICA.load(std::sync::atomic::Ordering::Relaxed) {
-        'S'
-    } else {
-        'M'
-    };
-    let line = format!(
-        "{}:{role} {} {} {}\n",
-        std::process::id(),
-        timestamp(),
-        mark,
-        msg
-    );
-    write_out(&line);
+    emit(level, || {
+        let mark = match level {
+            Level::Debug => '.',
+            Level::Verbose => '-',
+            Level::Notice => '*',
+            Level::Warning => '#',
+        };
+        let role = if REPLICA.load(std::sync::atomic::Ordering::Relaxed) {
+            'S'
+        } else {
+            'M'
+        };
+        format!(
+            "{}:{role} {} {} {}\n",
+            std::process::id(),
+            timestamp(),
+            mark,
+            msg
+        )
+    })
 }
 
 /// Text written as it is, without the pid, time and level prefix (the
 /// start-up banner), when `level` passes the loglevel.
 pub fn raw(level: Level, text: &str) {
-    if level >= min_level() {
-        write_out(text);
-    }
-}
-
-fn min_level() -> Level {
-    SINK.lock().as_ref().map_or(Level::Notice, |(l, _)| *l)
+    emit(level, || text.to_string())
 }
 
 /// Whether lines go to stdout (no logfile configured).
@@ -69,12 +61,18 @@ pub fn to_stdout() -> bool {
     SINK.lock().as_ref().is_none_or(|(_, f)| f.is_empty())
 }
 
-fn write_out(line: &str) {
-    let file = SINK
-        .lock()
-        .as_ref()
-        .map(|(_, f)| f.clone())
-        .unwrap_or_default();
+/// Writes what `render` makes when `level` passes the loglevel, under one
+/// lock, so lines from several threads never interleave.
+fn emit(level: Level, render: impl FnOnce() -> String) {
+    let sink = SINK.lock();
+    let (min, file) = match &*sink {
+        Some((l, f)) => (*l, f.as_str()),
+        None => (Level::Notice, ""),
+    };
+    if level < min {
+        return;
+    }
+    let line = render();
     if file.is_empty() {
         let _ = std::io::stdout().write_all(line.as_bytes());
     } else if let Ok(mut f) = std::fs::OpenOptions::new()
