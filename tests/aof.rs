@@ -667,6 +667,45 @@ fn debug_loadaof_reloads_the_directory_without_writing_it_again() {
     );
 }
 
+/// An approximate trim with LIMIT is logged as the exact trim it came to,
+/// with its LIMIT kept: replaying it must accept LIMIT without `~` (as
+/// Redis's AOF client does) and reach the same length.
+#[test]
+fn approximate_trims_with_limit_replay_from_the_aof() {
+    let dir = DataDir::new("aof-xtrim-limit");
+    let args = [
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "always",
+        "--stream-node-max-entries",
+        "10",
+        "--enable-debug-command",
+        "yes",
+    ];
+    let t = start(ServerKind::target(), &dir, &args);
+    let mut c = t.raw();
+    for i in 0..100 {
+        c.call(&["XADD", "s", "*", "n", &i.to_string()]);
+    }
+    c.call(&[
+        "XADD", "s", "MAXLEN", "~", "55", "LIMIT", "30", "*", "x", "v",
+    ]);
+    assert_eq!(c.call(&["XLEN", "s"]), Frame::Integer(71));
+    c.call(&["XTRIM", "s", "MAXLEN", "~", "20", "LIMIT", "10"]);
+    assert_eq!(c.call(&["XLEN", "s"]), Frame::Integer(61));
+    let first = c.call(&["XRANGE", "s", "-", "+", "COUNT", "1"]);
+    assert_eq!(c.call(&["DEBUG", "LOADAOF"]), simple("OK"));
+    assert_eq!(c.call(&["XLEN", "s"]), Frame::Integer(61));
+    assert_eq!(c.call(&["XRANGE", "s", "-", "+", "COUNT", "1"]), first);
+    drop(t);
+    check_aof(&dir);
+    let t = start(ServerKind::target(), &dir, &args);
+    let mut c = t.raw();
+    assert_eq!(c.call(&["XLEN", "s"]), Frame::Integer(61));
+    assert_eq!(c.call(&["XRANGE", "s", "-", "+", "COUNT", "1"]), first);
+}
+
 #[test]
 fn debug_loadaof_without_an_aof_ends_the_server() {
     let dir = DataDir::new("aof-loadaof-none");

@@ -545,8 +545,15 @@ struct AddArgs {
     idpos: usize,
 }
 
-/// Redis's streamParseAddOrTrimArgsOrReply.
-fn parse_add_trim(args: &[&[u8]], xadd: bool, node_max_entries: u64) -> Result<AddArgs, CmdError> {
+/// Redis's streamParseAddOrTrimArgsOrReply. `obey`: the command comes
+/// from the AOF or the master, whose threshold was already rewritten to
+/// the exact one, so LIMIT is ignored (and accepted without `~`).
+fn parse_add_trim(
+    args: &[&[u8]],
+    xadd: bool,
+    node_max_entries: u64,
+    obey: bool,
+) -> Result<AddArgs, CmdError> {
     let mut trim: Option<Trim> = None;
     let mut approx = false;
     let mut limit: Option<i64> = None;
@@ -625,6 +632,7 @@ fn parse_add_trim(args: &[&[u8]], xadd: bool, node_max_entries: u64) -> Result<A
         ));
     }
     let limit = match limit {
+        _ if obey => 0,
         Some(l) => {
             if !approx {
                 return Err(CmdError::msg(
@@ -633,7 +641,12 @@ fn parse_add_trim(args: &[&[u8]], xadd: bool, node_max_entries: u64) -> Result<A
             }
             l as u64
         }
-        None if approx => 100u64.saturating_mul(node_max_entries),
+        // Redis caps the default work per trim at 10000 entries (and uses
+        // that when nodes are unbounded).
+        None if approx => match 100u64.saturating_mul(node_max_entries) {
+            0 => 10_000,
+            l => l.min(10_000),
+        },
         None => 0,
     };
     Ok(AddArgs {
@@ -666,7 +679,8 @@ fn rewrite_approx_trim(v: &mut [Vec<u8>], t: &TrimArgs, s: &StreamValue) {
 fn xadd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let key = args[1];
     let limits = node_limits(ctx);
-    let p = parse_add_trim(args, true, limits.max_entries as u64)?;
+    let obey = ctx.client.replaying || ctx.client.from_master;
+    let p = parse_add_trim(args, true, limits.max_entries as u64, obey)?;
     let field_pos = p.idpos + 1;
     if field_pos > args.len() || args.len() - field_pos < 2 || (args.len() - field_pos) % 2 == 1 {
         return Err(CmdError::WrongArity("xadd".into()));
@@ -762,7 +776,8 @@ fn xadd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn xtrim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let key = args[1];
     let limits = node_limits(ctx);
-    let p = parse_add_trim(args, false, limits.max_entries as u64)?;
+    let obey = ctx.client.replaying || ctx.client.from_master;
+    let p = parse_add_trim(args, false, limits.max_entries as u64, obey)?;
     let propagating = ctx.propagating();
     let mut rewritten: Option<Vec<Vec<u8>>> = None;
     let n = ctx.with_key(key, |db| -> Result<u64, CmdError> {
@@ -1070,7 +1085,7 @@ fn read_group_new(
                 g.assign(id, consumer, now, 1);
             }
             if let Some(fx) = &effects {
-                fx.claimed(group, consumer, id, now, 1, id);
+                fx.claimed(group, consumer, &id.to_bytes(), now, 1, id);
             }
         }
     }
@@ -1094,13 +1109,14 @@ struct GroupEffects<'k> {
 impl GroupEffects<'_> {
     /// A pending entry whose message is gone leaves the PEL: its claim as
     /// it stood tells replicas to drop it too (as Redis propagates it).
-    /// False when `id` was not pending.
-    fn dropped(&self, group: &[u8], g: &Group, id: StreamId) -> bool {
+    /// False when `id` was not pending. `id_arg` is the ID as it is
+    /// propagated: XCLAIM passes its argument verbatim, as Redis does.
+    fn dropped(&self, group: &[u8], g: &Group, id: StreamId, id_arg: &[u8]) -> bool {
         let Some(nk) = g.pel.get(&id) else {
             return false;
         };
         let (time, count) = (nk.delivery_time, nk.delivery_count);
-        self.claimed(group, &nk.consumer, id, time, count, g.last_id);
+        self.claimed(group, &nk.consumer, id_arg, time, count, g.last_id);
         true
     }
 
@@ -1135,7 +1151,7 @@ impl GroupEffects<'_> {
         &self,
         group: &[u8],
         consumer: &[u8],
-        id: StreamId,
+        id: &[u8],
         time: i64,
         count: u64,
         last: StreamId,
@@ -1149,7 +1165,7 @@ impl GroupEffects<'_> {
             group,
             consumer,
             b"0",
-            &id.to_bytes(),
+            id,
             b"TIME",
             &time,
             b"RETRYCOUNT",
@@ -1896,7 +1912,9 @@ fn xclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let mut ids = Vec::new();
         while j < args.len() {
             match strict_id(args[j]) {
-                Ok(id) => ids.push(id),
+                // The argument as typed is what propagates (`785`, not
+                // `785-0`), as in Redis.
+                Ok(id) => ids.push((id, args[j])),
                 Err(_) => break,
             }
             j += 1;
@@ -1955,13 +1973,16 @@ fn xclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         let mut created = false;
         let mut tmp = scratch(out);
         let mut n = 0;
-        for id in ids {
+        for (id, id_arg) in ids {
             let exists = s.exists(id);
             let g = s.groups.get_mut(group).expect("group");
             if !exists {
                 // A pending entry whose message is gone leaves the PEL; its
                 // claim as it stood tells replicas to drop it too.
-                if effects.as_ref().is_some_and(|fx| fx.dropped(group, g, id)) {
+                if effects
+                    .as_ref()
+                    .is_some_and(|fx| fx.dropped(group, g, id, id_arg))
+                {
                     propagate_last_id = false;
                 }
                 g.remove_nack(id);
@@ -1999,7 +2020,7 @@ fn xclaim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
                 c.seen_time = now;
             }
             if let Some(fx) = &effects {
-                fx.claimed(group, &name, id, deliverytime, count, g.last_id);
+                fx.claimed(group, &name, id_arg, deliverytime, count, g.last_id);
                 propagate_last_id = false;
             }
             reply_claimed(&mut tmp, s, id, justid);
@@ -2126,7 +2147,7 @@ fn xautoclaim_in(
         let g = s.groups.get_mut(group).expect("group");
         if !exists {
             if let Some(fx) = &effects {
-                fx.dropped(group, g, id);
+                fx.dropped(group, g, id, &id.to_bytes());
             }
             g.remove_nack(id);
             deleted.push(id);
@@ -2158,7 +2179,7 @@ fn xautoclaim_in(
         let dc = if justid { dc } else { dc + 1 };
         g.assign(id, &name, now, dc);
         if let Some(fx) = &effects {
-            fx.claimed(group, &name, id, now, dc, g.last_id);
+            fx.claimed(group, &name, &id.to_bytes(), now, dc, g.last_id);
         }
         reply_claimed(&mut tmp, s, id, justid);
         n += 1;
