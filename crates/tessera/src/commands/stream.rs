@@ -679,8 +679,12 @@ fn rewrite_approx_trim(v: &mut [Vec<u8>], t: &TrimArgs, s: &StreamValue) {
 fn xadd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let key = args[1];
     let limits = node_limits(ctx);
-    let obey = ctx.client.replaying || ctx.client.from_master;
-    let p = parse_add_trim(args, true, limits.max_entries as u64, obey)?;
+    let p = parse_add_trim(
+        args,
+        true,
+        limits.max_entries as u64,
+        ctx.client.must_obey(),
+    )?;
     let field_pos = p.idpos + 1;
     if field_pos > args.len() || args.len() - field_pos < 2 || (args.len() - field_pos) % 2 == 1 {
         return Err(CmdError::WrongArity("xadd".into()));
@@ -776,8 +780,12 @@ fn xadd(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn xtrim(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     let key = args[1];
     let limits = node_limits(ctx);
-    let obey = ctx.client.replaying || ctx.client.from_master;
-    let p = parse_add_trim(args, false, limits.max_entries as u64, obey)?;
+    let p = parse_add_trim(
+        args,
+        false,
+        limits.max_entries as u64,
+        ctx.client.must_obey(),
+    )?;
     let propagating = ctx.propagating();
     let mut rewritten: Option<Vec<Vec<u8>>> = None;
     let n = ctx.with_key(key, |db| -> Result<u64, CmdError> {

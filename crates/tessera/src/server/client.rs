@@ -137,6 +137,14 @@ pub struct TxState {
 }
 
 impl Client {
+    /// The AOF loader or the master link: its commands were admitted
+    /// where they were first run, so they skip admission and are obeyed
+    /// as written (Redis's mustObeyClient).
+    #[inline]
+    pub fn must_obey(&self) -> bool {
+        self.replaying || self.from_master
+    }
+
     /// Logs the client in as `user`.
     pub fn log_in(&mut self, user: Arc<crate::acl::User>) {
         self.authenticated = true;

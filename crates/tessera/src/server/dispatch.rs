@@ -96,7 +96,7 @@ fn execute_command(
     client.info.last_cmd.store(id, Relaxed);
     let stats = &client.worker.commands[id];
 
-    let admitted = if client.replaying || client.from_master {
+    let admitted = if client.must_obey() {
         Ok(())
     } else {
         admit(srv, client, id, cmd, args, Caller::Client, out.resp3())
