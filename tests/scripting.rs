@@ -1806,3 +1806,141 @@ fn keys_and_argv_are_laid_out_as_redis_builds_them() {
         int(4)
     );
 }
+
+/// A script is judged before it runs by the flags it declares (a shebang, function flags), as
+/// Redis's getCommandFlags: on a stale replica, over maxmemory, on a read-only replica and under
+/// CLIENT PAUSE WRITE. A script without a shebang is judged as EVAL is.
+#[test]
+fn declared_flags_decide_what_a_stale_replica_or_a_pause_lets_run() {
+    let dead = common::free_port().to_string();
+    let s = TestServer::start_with(&[
+        "--replicaof",
+        "127.0.0.1",
+        &dead,
+        "--replica-serve-stale-data",
+        "no",
+    ]);
+    let mut c = s.raw();
+    let masterdown =
+        error("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
+    let stale_get = "#!lua flags=allow-stale,no-writes\nreturn redis.call('get','x')";
+    assert_eq!(
+        eval(&mut c, stale_get, &[], &[]),
+        error(&format!(
+            "ERR Can not execute the command on a stale replica script: {}, on @user_script:2.",
+            sha1_smol::Sha1::from(stale_get).digest()
+        ))
+    );
+    assert_eq!(
+        eval(
+            &mut c,
+            "#!lua flags=allow-stale,no-writes\nreturn redis.pcall('get','x')",
+            &[],
+            &[]
+        ),
+        error("ERR Can not execute the command on a stale replica")
+    );
+    // ECHO may run on a stale replica, so a script may call it.
+    assert_eq!(
+        eval(
+            &mut c,
+            "#!lua flags=allow-stale,no-writes\nreturn redis.call('echo','e')",
+            &[],
+            &[]
+        ),
+        bulk("e")
+    );
+    assert_eq!(
+        eval(&mut c, "#!lua flags=no-writes\nreturn 1", &[], &[]),
+        masterdown
+    );
+    assert_eq!(eval(&mut c, "return 1", &[], &[]), masterdown);
+    // A writing script on a read-only replica: READONLY, before the stale check.
+    assert_eq!(
+        eval(&mut c, "#!lua flags=allow-stale\nreturn 1", &[], &[]),
+        error("READONLY You can't write against a read only replica.")
+    );
+    assert_eq!(
+        c.call(&["CONFIG", "SET", "replica-read-only", "no"]),
+        simple("OK")
+    );
+    assert_eq!(
+        eval(&mut c, "#!lua flags=allow-stale\nreturn 2", &[], &[]),
+        int(2)
+    );
+    assert_eq!(
+        c.call(&["CONFIG", "SET", "replica-serve-stale-data", "yes"]),
+        simple("OK")
+    );
+    let lib = "#!lua name=stalelib\n\
+        redis.register_function('f', function() return 1 end)\n\
+        redis.register_function{function_name='g', callback=function() return redis.call('get','x') end, flags={'allow-stale','no-writes'}}\n\
+        redis.register_function{function_name='h', callback=function() return 2 end, flags={'allow-stale'}}\n\
+        redis.register_function{function_name='i', callback=function() return 3 end, flags={'no-writes'}}";
+    assert_eq!(c.call(&["FUNCTION", "LOAD", lib]), bulk("stalelib"));
+    assert_eq!(
+        c.call(&["CONFIG", "SET", "replica-serve-stale-data", "no"]),
+        simple("OK")
+    );
+    assert_eq!(c.call(&["FCALL", "f", "0"]), masterdown);
+    assert_eq!(
+        c.call(&["FCALL", "g", "0"]),
+        error("ERR Can not execute the command on a stale replica script: g, on @user_function:3.")
+    );
+    assert_eq!(c.call(&["FCALL", "h", "0"]), int(2));
+    assert_eq!(
+        c.call(&["FCALL_RO", "h", "0"]),
+        error("ERR Can not execute a script with write flag using *_ro command.")
+    );
+    assert_eq!(c.call(&["FCALL_RO", "i", "0"]), masterdown);
+    // Queued, a function is judged by its flags too: the transaction is doomed.
+    assert_eq!(c.call(&["MULTI"]), simple("OK"));
+    assert_eq!(c.call(&["FCALL", "f", "0"]), masterdown);
+    assert_eq!(
+        c.call(&["EXEC"]),
+        error("EXECABORT Transaction discarded because of previous errors.")
+    );
+    assert_eq!(c.call(&["MULTI"]), simple("OK"));
+    assert_eq!(c.call(&["FCALL", "h", "0"]), simple("QUEUED"));
+    assert_eq!(c.call(&["EXEC"]), Frame::Array(vec![int(2)]));
+
+    // A script declared no-writes is not held by CLIENT PAUSE WRITE (it would never answer
+    // here while the pause lasts); a script without a shebang is.
+    assert_eq!(c.call(&["REPLICAOF", "NO", "ONE"]), simple("OK"));
+    assert_eq!(
+        c.call(&["CLIENT", "PAUSE", "600000", "WRITE"]),
+        simple("OK")
+    );
+    assert_eq!(
+        eval(&mut c, "#!lua flags=no-writes\nreturn 4", &[], &[]),
+        int(4)
+    );
+    assert_eq!(c.call(&["FCALL", "i", "0"]), int(3));
+    let mut other = s.raw();
+    other.send(&["EVAL", "return 5", "0"]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while common::dataset::info_field(&mut c, "clients", "blocked_clients") != "1" {
+        assert!(std::time::Instant::now() < deadline, "EVAL was not held");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(c.call(&["CLIENT", "UNPAUSE"]), simple("OK"));
+    assert_eq!(other.read_frame(), int(5));
+
+    // Over maxmemory: a script that may write is refused before it runs, one declared
+    // allow-oom or no-writes runs.
+    assert_eq!(c.call(&["SET", "a", "b"]), simple("OK"));
+    assert_eq!(c.call(&["CONFIG", "SET", "maxmemory", "1"]), simple("OK"));
+    let oom = error("OOM command not allowed when used memory > 'maxmemory'.");
+    assert_eq!(eval(&mut c, "#!lua\nreturn 1", &[], &[]), oom);
+    assert_eq!(c.call(&["FCALL", "h", "0"]), oom);
+    assert_eq!(
+        eval(&mut c, "#!lua flags=allow-oom\nreturn 6", &[], &[]),
+        int(6)
+    );
+    assert_eq!(
+        eval(&mut c, "#!lua flags=no-writes\nreturn 7", &[], &[]),
+        int(7)
+    );
+    assert_eq!(c.call(&["FCALL", "i", "0"]), int(3));
+    assert_eq!(c.call(&["CONFIG", "SET", "maxmemory", "0"]), simple("OK"));
+}

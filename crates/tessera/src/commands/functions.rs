@@ -246,11 +246,6 @@ fn call_function(ctx: &mut Ctx, args: &[&[u8]], ro_command: bool) -> CmdResult {
     if n < 0 {
         return Err(CmdError::msg("ERR Number of keys can't be negative"));
     }
-    if ro_command && !meta.flags.no_writes {
-        return Err(CmdError::msg(
-            "ERR Can not execute a script with write flag using *_ro command.",
-        ));
-    }
     let (keys, argv) = args[3..].split_at(n as usize);
     *ctx.srv.scripts.running_info.lock() = Some((
         name.clone(),

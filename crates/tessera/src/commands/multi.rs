@@ -92,7 +92,7 @@ pub static COMMANDS: &[CommandSpec] = &[
 ];
 
 /// Queues a command between MULTI and EXEC and replies `+QUEUED`.
-pub fn queue(client: &mut Client, out: &mut ReplyBuf, args: &[&[u8]]) {
+pub fn queue(srv: &ServerState, client: &mut Client, out: &mut ReplyBuf, args: &[&[u8]]) {
     let Some((id, spec)) = super::lookup(args[0]).and_then(|(id, c)| {
         if c.subcommands.is_empty() || args.len() < 2 {
             Some((id, c))
@@ -109,9 +109,11 @@ pub fn queue(client: &mut Client, out: &mut ReplyBuf, args: &[&[u8]]) {
         out.simple(b"QUEUED");
         return;
     }
-    client.multi.queued_denyoom |= spec.has(super::flags::DENYOOM);
-    client.multi.queued_write |= spec.has(super::flags::WRITE);
-    client.multi.queued_denies_stale |= !spec.has(super::flags::STALE);
+    // (A script is judged by the flags it declares, as EXEC will be.)
+    let flags = super::scripting::declared_command_flags(srv, spec, args);
+    client.multi.queued_denyoom |= flags & super::flags::DENYOOM != 0;
+    client.multi.queued_write |= flags & super::flags::WRITE != 0;
+    client.multi.queued_denies_stale |= flags & super::flags::STALE == 0;
     client
         .multi
         .queued

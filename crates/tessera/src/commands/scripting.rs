@@ -202,6 +202,50 @@ fn split_keys<'a>(args: &'a [&'a [u8]]) -> Result<KeysAndArgs<'a>, CmdError> {
     Ok(rest.split_at(n as usize))
 }
 
+/// The flags a script-running command is judged by before it runs (and
+/// when it is queued), as Redis's getCommandFlags: a script or function
+/// that declares flags (a shebang, or function flags) by what it declares,
+/// a script without a shebang, one not found, or one whose shebang does
+/// not parse by the command's own flags. Other commands: their own flags.
+pub fn declared_command_flags(srv: &ServerState, spec: &CommandSpec, args: &[&[u8]]) -> u64 {
+    if !spec.has(RUNS_SCRIPT) || args.len() < 2 {
+        return spec.flags;
+    }
+    let declared = match spec.name {
+        "eval" | "eval_ro" => match srv.scripts.get(&scripting::sha1_hex(args[1])) {
+            Some(script) => Some(script.flags),
+            None => parse_shebang(args[1]).ok().map(|(flags, _)| flags),
+        },
+        "evalsha" | "evalsha_ro" => {
+            let sha = String::from_utf8_lossy(args[1]).to_ascii_lowercase();
+            srv.scripts.get(&sha).map(|script| script.flags)
+        }
+        _ => srv
+            .scripts
+            .libraries
+            .lock()
+            .function(&String::from_utf8_lossy(args[1]))
+            .map(|(_, meta)| meta.flags),
+    };
+    match declared {
+        Some(flags) if flags.shebang => {
+            let mut cmd_flags = spec.flags & !(STALE | DENYOOM | WRITE | MAY_REPLICATE);
+            // (no-writes implies allow-oom.)
+            if !flags.allow_oom && !flags.no_writes {
+                cmd_flags |= DENYOOM;
+            }
+            if !flags.no_writes {
+                cmd_flags |= WRITE;
+            }
+            if flags.allow_stale {
+                cmd_flags |= STALE;
+            }
+            cmd_flags
+        }
+        _ => spec.flags,
+    }
+}
+
 /// Looks a body up in the cache or adds it; Err carries Redis's error.
 fn cache_body(srv: &ServerState, body: &[u8]) -> Result<std::sync::Arc<Script>, CmdError> {
     let sha = scripting::sha1_hex(body);
@@ -276,11 +320,6 @@ fn evalsha_ro(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
 fn run(ctx: &mut Ctx, args: &[&[u8]], script: &Script, ro_command: bool) -> CmdResult {
     let (keys, argv) = split_keys(args)?;
     let read_only = ro_command || script.flags.no_writes;
-    if script.flags.shebang && !script.flags.no_writes && ro_command {
-        return Err(CmdError::msg(
-            "ERR Can not execute a script with write flag using *_ro command.",
-        ));
-    }
     let sha = script.sha.as_str();
     let code = code_of(&script.body);
     script_host::run_script(

@@ -971,16 +971,20 @@ pub fn pause_applies(srv: &ServerState, client: &Client, args: &[&[u8]]) -> bool
     if client_pause && !srv.pause.writes_only.load(Relaxed) {
         return true;
     }
-    let may_write = |c: &crate::commands::CommandSpec| c.has(WRITE | MAY_REPLICATE);
+    // (A script by the flags it declares: one declared no-writes is not
+    // held.)
+    let may_write = |c: &crate::commands::CommandSpec, args: &[&[u8]]| {
+        crate::commands::scripting::declared_command_flags(srv, c, args) & (WRITE | MAY_REPLICATE)
+            != 0
+    };
     if found.spec.has(RUNS_QUEUED) {
         return client.multi.active
-            && client
-                .multi
-                .queued
-                .iter()
-                .any(|(id, _)| crate::commands::by_id(*id).is_some_and(|(_, c)| may_write(c)));
+            && client.multi.queued.iter().any(|(id, queued)| {
+                let queued: Vec<&[u8]> = queued.iter().map(Vec::as_slice).collect();
+                crate::commands::by_id(*id).is_some_and(|(_, c)| may_write(c, &queued))
+            });
     }
-    may_write(found.spec)
+    may_write(found.spec, args)
 }
 
 /// Holds a client while CLIENT PAUSE is in effect.

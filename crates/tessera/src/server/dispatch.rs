@@ -3,6 +3,7 @@
 //! the call itself, and its accounting (commandstats, errorstats, slow log,
 //! latency monitor, MONITOR).
 
+use std::cell::Cell;
 use std::sync::atomic::Ordering::Relaxed;
 
 use tessera_resp::encode::ReplyBuf;
@@ -114,7 +115,7 @@ fn execute_command(
     }
 
     if client.multi.active && !cmd.has(flags::NOT_QUEUED) {
-        commands::multi::queue(client, out, args);
+        commands::multi::queue(srv, client, out, args);
         finish_reply_mode(client, out, mark);
         return Executed::Done;
     }
@@ -222,6 +223,9 @@ enum Check {
     NoScript,
     /// Writes from a read-only script.
     ScriptWrite,
+    /// A script's command that needs fresh data on a stale replica (one
+    /// whose script declared allow-stale, or it would not have started).
+    ScriptStale,
     /// maxmemory-clients: disconnect the clients using the most.
     ClientEviction,
     /// maxmemory: evict, then refuse what would grow memory (OOM).
@@ -268,7 +272,7 @@ const CLIENT_CHECKS: &[Check] = &[
 /// A script's `redis.call`, in `scriptCall`'s order.
 const SCRIPT_CHECKS: &[Check] = &[
     Check::NoScript,
-    // Stale replica (MASTERDOWN).
+    Check::ScriptStale,
     Check::Acl,
     Check::ScriptWrite,
     Check::ReadOnly,
@@ -302,6 +306,7 @@ pub fn admit(
         caller,
         resp3,
         record: true,
+        declared: Cell::new(None),
     };
     for &check in checks {
         check_one(srv, client, &req, check)?;
@@ -319,6 +324,26 @@ struct Admission<'a> {
     /// Refusals go to the ACL LOG (not when only asking whether a
     /// command would be refused).
     record: bool,
+    /// The flags a script or function declares, once looked up.
+    declared: Cell<Option<u64>>,
+}
+
+impl Admission<'_> {
+    /// Whether the command has `flag`, a script-running command by what
+    /// its script declares ([`commands::scripting::declared_command_flags`]).
+    /// The checks ask only once the server's state makes the flag matter:
+    /// the lookup is not free.
+    fn has(&self, srv: &ServerState, flag: u64) -> bool {
+        if !self.cmd.has(flags::RUNS_SCRIPT) {
+            return self.cmd.has(flag);
+        }
+        let declared = self.declared.get().unwrap_or_else(|| {
+            let f = commands::scripting::declared_command_flags(srv, self.cmd, self.args);
+            self.declared.set(Some(f));
+            f
+        });
+        declared & flag != 0
+    }
 }
 
 /// Checks the client's user may run the command, recording a refusal in
@@ -412,6 +437,7 @@ pub fn refused_before_pause(
         caller: Caller::Client,
         resp3: client.info.resp.load(Relaxed) == 3,
         record: false,
+        declared: Cell::new(None),
     };
     CLIENT_CHECKS
         .iter()
@@ -480,6 +506,15 @@ fn check_one(
                 return refuse("ERR This Redis command is not allowed from script");
             }
         }
+        Check::ScriptStale => {
+            if srv.repl.is_replica()
+                && !srv.config.replica_serve_stale_data()
+                && !srv.repl.link_up()
+                && !cmd.has(flags::STALE)
+            {
+                return refuse("ERR Can not execute the command on a stale replica");
+            }
+        }
         Check::ScriptWrite => {
             if let Caller::Script(rules) = caller {
                 if rules.read_only && cmd.has(flags::WRITE) {
@@ -504,12 +539,14 @@ fn check_one(
                 // out of memory is refused too, and nothing but EXEC,
                 // DISCARD, QUIT and RESET may be queued then (a queue would
                 // grow without bound).
-                let refused_when_full = cmd.has(flags::DENYOOM)
-                    || (client.multi.active && !cmd.has(flags::LEAVES_MULTI))
-                    || (cmd.has(flags::RUNS_QUEUED)
-                        && client.multi.active
-                        && client.multi.queued_denyoom);
-                if !fits && refused_when_full {
+                let refused_when_full = || {
+                    req.has(srv, flags::DENYOOM)
+                        || (client.multi.active && !cmd.has(flags::LEAVES_MULTI))
+                        || (cmd.has(flags::RUNS_QUEUED)
+                            && client.multi.active
+                            && client.multi.queued_denyoom)
+                };
+                if !fits && refused_when_full() {
                     return Err(CmdError::Oom);
                 }
             }
@@ -541,12 +578,12 @@ fn check_one(
         }
         Check::DiskError => {
             // (A client's EXEC is refused when its queue holds a write.)
-            let writes = cmd.has(flags::WRITE)
-                || (matches!(caller, Caller::Client)
-                    && (cmd.has(flags::PING_LIKE)
-                        || (cmd.has(flags::RUNS_QUEUED) && client.multi.queued_write)));
-            if writes {
-                if let Some(e) = super::persist::writes_denied(srv) {
+            if let Some(e) = super::persist::writes_denied(srv) {
+                let writes = req.has(srv, flags::WRITE)
+                    || (matches!(caller, Caller::Client)
+                        && (cmd.has(flags::PING_LIKE)
+                            || (cmd.has(flags::RUNS_QUEUED) && client.multi.queued_write)));
+                if writes {
                     return Err(e);
                 }
             }
@@ -562,22 +599,24 @@ fn check_one(
             }
         }
         Check::NoReplicas => {
-            if writes_data(client, cmd, caller) && lacks_good_replicas(srv) {
+            if lacks_good_replicas(srv) && writes_data(srv, client, req) {
                 return Err(CmdError::NoReplicas);
             }
         }
         Check::ReadOnly => {
-            if writes_data(client, cmd, caller) && read_only_here(srv, client) {
+            if read_only_here(srv, client) && writes_data(srv, client, req) {
                 return Err(CmdError::ReadOnly);
             }
         }
         Check::MasterDown => {
-            let denies_stale = !cmd.has(flags::STALE)
-                || (cmd.has(flags::RUNS_QUEUED) && client.multi.queued_denies_stale);
-            if denies_stale
-                && srv.repl.is_replica()
+            let denies_stale = || {
+                !req.has(srv, flags::STALE)
+                    || (cmd.has(flags::RUNS_QUEUED) && client.multi.queued_denies_stale)
+            };
+            if srv.repl.is_replica()
                 && !srv.config.replica_serve_stale_data()
                 && !srv.repl.link_up()
+                && denies_stale()
             {
                 return refuse(
                     "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
@@ -611,10 +650,10 @@ pub fn read_only_here(srv: &ServerState, client: &Client) -> bool {
 
 /// A write, or a client's EXEC with a queued write (Redis's
 /// `is_write_command`).
-fn writes_data(client: &Client, cmd: &CommandSpec, caller: Caller) -> bool {
-    cmd.has(flags::WRITE)
-        || (matches!(caller, Caller::Client)
-            && cmd.has(flags::RUNS_QUEUED)
+fn writes_data(srv: &ServerState, client: &Client, req: &Admission) -> bool {
+    req.has(srv, flags::WRITE)
+        || (matches!(req.caller, Caller::Client)
+            && req.cmd.has(flags::RUNS_QUEUED)
             && client.multi.queued_write)
 }
 

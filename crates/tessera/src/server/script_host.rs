@@ -164,6 +164,65 @@ impl ClientDuringScript {
     }
 }
 
+/// What Redis's scriptPrepareForRun refuses, in its order and words. (A
+/// client's command met most of these already, judged by the flags its
+/// script declares; these catch a script queued in a transaction before
+/// the server's state changed.)
+fn refuse_before_run(ctx: &Ctx, spec: &RunSpec, over_maxmemory: bool) -> Result<(), CmdError> {
+    let srv = ctx.srv;
+    let stale =
+        srv.repl.is_replica() && !srv.config.replica_serve_stale_data() && !srv.repl.link_up();
+    if !spec.flags.shebang {
+        return if stale {
+            Err(CmdError::msg(
+                "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+            ))
+        } else {
+            Ok(())
+        };
+    }
+    if stale && !spec.flags.allow_stale {
+        return Err(CmdError::msg(
+            "MASTERDOWN Link with MASTER is down, replica-serve-stale-data is set to 'no' and 'allow-stale' flag is not set on the script.",
+        ));
+    }
+    let obeys = ctx.client.must_obey();
+    if !spec.flags.no_writes {
+        if srv.repl.is_replica() && srv.config.replica_read_only() && !obeys {
+            return Err(CmdError::msg(
+                "READONLY Can not run script with write flag on readonly replica",
+            ));
+        }
+        if let Some(denied) = super::persist::writes_denied(srv).filter(|_| !obeys) {
+            return Err(script_misconf(denied));
+        }
+        if spec.read_only {
+            return Err(CmdError::msg(
+                "ERR Can not execute a script with write flag using *_ro command.",
+            ));
+        }
+        if super::dispatch::lacks_good_replicas(srv) {
+            return Err(CmdError::NoReplicas);
+        }
+    }
+    if over_maxmemory && !spec.flags.allow_oom && !spec.flags.no_writes {
+        return Err(CmdError::msg(
+            "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'",
+        ));
+    }
+    Ok(())
+}
+
+/// A MISCONF refusal in the words Redis uses for a writing script.
+fn script_misconf(denied: CmdError) -> CmdError {
+    match denied {
+        CmdError::Misconf => CmdError::msg(
+            "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts.",
+        ),
+        other => other,
+    }
+}
+
 /// Runs a Lua function (an EVAL body or an FCALL target) atomically with
 /// `keys`/`argv` and writes its reply.
 pub fn run_script(
@@ -175,19 +234,7 @@ pub fn run_script(
 ) -> CmdResult {
     let srv = ctx.srv;
     let over_maxmemory = srv.config.maxmemory() > 0 && srv.used_memory() > srv.config.maxmemory();
-    if !spec.flags.allow_oom && !spec.read_only && spec.flags.shebang && over_maxmemory {
-        return Err(CmdError::Oom);
-    }
-    // A script declared as writing (a shebang without no-writes) is refused
-    // up front where writes are, as Redis's scriptPrepareForRun does.
-    if spec.flags.shebang && !spec.read_only && !ctx.client.from_master {
-        if super::dispatch::read_only_here(srv, ctx.client) {
-            return Err(CmdError::ReadOnly);
-        }
-        if super::dispatch::lacks_good_replicas(srv) {
-            return Err(CmdError::NoReplicas);
-        }
-    }
+    refuse_before_run(ctx, &spec, over_maxmemory)?;
     // Scripts run one at a time; a transaction running this script already
     // holds the lock (and its shards).
     let in_exec = ctx.client.multi.in_exec;
