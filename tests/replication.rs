@@ -1944,3 +1944,26 @@ fn a_failed_load_keeps_the_old_data_only_with_swapdb() {
     replica.assert_healthy();
     assert_eq!(c.call(&["GET", "mine"]), bulk("1"));
 }
+
+/// bind-source-addr: the replica connects to its master from that address; one this host does
+/// not have is dropped (best effort, as in Redis) and the link still comes up.
+#[test]
+fn the_replica_link_binds_to_bind_source_addr() {
+    let kind = ServerKind::target();
+    // (127.0.0.2 is not the loopback address protected mode lets in.)
+    let master = start(kind, &["--protected-mode", "no"]);
+    let replica = replica_of(kind, &master, &["--bind-source-addr", "127.0.0.2"]);
+    wait_synced(&master, &replica);
+    let slave0 = field(&mut master.raw(), "replication", "slave0");
+    assert!(slave0.starts_with("ip=127.0.0.2,"), "{slave0}");
+    drop(replica);
+    let unbindable = replica_of(kind, &master, &["--bind-source-addr", "192.0.2.1"]);
+    wait_synced(&master, &unbindable);
+    let mut m = master.raw();
+    let ok = wait_until(SYNC_TIMEOUT, || {
+        info(&mut m, "replication")
+            .get("slave0")
+            .is_some_and(|s| s.starts_with("ip=127.0.0.1,"))
+    });
+    assert!(ok, "{:?}", info(&mut m, "replication"));
+}

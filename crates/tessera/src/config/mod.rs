@@ -387,6 +387,7 @@ const REPLICA_LAZY_FLUSH: usize = idx("replica-lazy-flush");
 const MIN_REPLICAS_TO_WRITE: usize = idx("min-replicas-to-write");
 const MIN_REPLICAS_MAX_LAG: usize = idx("min-replicas-max-lag");
 const MASTERAUTH: usize = idx("masterauth");
+const BIND_SOURCE_ADDR: usize = idx("bind-source-addr");
 const MASTERUSER: usize = idx("masteruser");
 const REPL_SEMI_SYNC_REPLICAS: usize = idx("repl-semi-sync-replicas");
 const REPL_SEMI_SYNC_TIMEOUT: usize = idx("repl-semi-sync-timeout");
@@ -1275,6 +1276,12 @@ impl Config {
     }
     pub fn masterauth(&self) -> Option<Vec<u8>> {
         self.str_val(MASTERAUTH).filter(|v| !v.is_empty())
+    }
+    /// The address outgoing links (to a master) bind to, when set.
+    pub fn bind_source_addr(&self) -> Option<String> {
+        self.str_val(BIND_SOURCE_ADDR)
+            .filter(|v| !v.is_empty())
+            .map(|v| String::from_utf8_lossy(&v).into_owned())
     }
     pub fn masteruser(&self) -> Option<Vec<u8>> {
         self.str_val(MASTERUSER).filter(|v| !v.is_empty())

@@ -248,6 +248,42 @@ impl Conn {
     }
 }
 
+/// Connects to the master, from `source` (bind-source-addr) when set. As
+/// Redis, the binding is best effort: a source address that cannot be
+/// bound (not this host's, say) is dropped and the link connects from
+/// wherever the system chooses.
+fn connect_from(
+    source: Option<&str>,
+    addr: &std::net::SocketAddr,
+    timeout: Duration,
+) -> std::io::Result<TcpStream> {
+    let Some(source) = source else {
+        return TcpStream::connect_timeout(addr, timeout);
+    };
+    let bound = (source, 0)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut found| found.find(|a| a.is_ipv4() == addr.is_ipv4()))
+        .and_then(|local| {
+            let domain = socket2::Domain::for_address(*addr);
+            let sock = socket2::Socket::new(domain, socket2::Type::STREAM, None).ok()?;
+            sock.bind(&local.into()).ok()?;
+            Some(sock)
+        });
+    match bound {
+        Some(sock) => match sock.connect_timeout(&(*addr).into(), timeout) {
+            Ok(()) => Ok(sock.into()),
+            Err(_) => TcpStream::connect_timeout(addr, timeout),
+        },
+        None => {
+            log::warning(&format!(
+                "Unable to bind to {source} for the link to the master: connecting without it"
+            ));
+            TcpStream::connect_timeout(addr, timeout)
+        }
+    }
+}
+
 fn session(
     srv: &ServerState,
     generation: u64,
@@ -261,7 +297,7 @@ fn session(
         .map_err(|e| format!("Unable to connect to MASTER: {e}"))?
         .next()
         .ok_or_else(|| "Unable to connect to MASTER: no address".to_string())?;
-    let sock = TcpStream::connect_timeout(&addr, timeout)
+    let sock = connect_from(srv.config.bind_source_addr().as_deref(), &addr, timeout)
         .map_err(|e| format!("Error condition on socket for SYNC: {e}"))?;
     let _ = sock.set_nodelay(!srv.config.repl_disable_tcp_nodelay());
     sock.set_read_timeout(Some(Duration::from_millis(100)))
