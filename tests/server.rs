@@ -2465,3 +2465,40 @@ fn the_start_up_banner_names_the_pid_where_redis_shows_its_logo() {
         "{log}"
     );
 }
+
+/// DEBUG SLEEP stalls the whole server, as Redis's one thread does: other connections (on every
+/// worker) get no reply until it ends. (Only a lower bound on time is asserted: a loaded
+/// machine can only make the others wait longer. A PING that ran before the sleep began is
+/// retried.)
+#[test]
+fn debug_sleep_stalls_every_connection() {
+    let s = TestServer::start_with(&["--enable-debug-command", "yes"]);
+    let sleep = Duration::from_secs(2);
+    let stalled_every_time = (0..3).any(|_| {
+        let mut others: Vec<RawClient> = (0..4).map(|_| s.raw()).collect();
+        for o in &mut others {
+            assert_eq!(o.call(&["PING"]), simple("PONG"));
+        }
+        let mut sleeper = s.raw();
+        let sent = Instant::now();
+        sleeper.send(&["DEBUG", "SLEEP", "2"]);
+        // (Each reply is timed as it arrives, by its own thread.)
+        let waits: Vec<_> = others
+            .into_iter()
+            .map(|mut o| {
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_millis(500));
+                    assert_eq!(o.call(&["PING"]), simple("PONG"));
+                    sent.elapsed()
+                })
+            })
+            .collect();
+        let all_waited = waits
+            .into_iter()
+            .map(|t| t.join().expect("PING thread"))
+            .all(|waited| waited >= sleep);
+        assert_eq!(sleeper.read_frame(), simple("OK"));
+        all_waited
+    });
+    assert!(stalled_every_time, "a PING was answered during DEBUG SLEEP");
+}

@@ -68,6 +68,7 @@ fn execute_command(
     if args.is_empty() {
         return Executed::Done;
     }
+    srv.stall.wait_out();
     let now_ms = unix_ms();
     client.info.last_interaction_ms.store(now_ms, Relaxed);
 

@@ -76,6 +76,7 @@ impl ServerState {
             slowlog: Mutex::new(Default::default()),
             latency: Mutex::new(Default::default()),
             pause: Pause::default(),
+            stall: Default::default(),
             shutdown_waits: Default::default(),
             instant: Mutex::new(Default::default()),
             monitors: Mutex::new(Vec::new()),

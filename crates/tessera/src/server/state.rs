@@ -109,6 +109,35 @@ impl InstantMetrics {
     }
 }
 
+/// DEBUG SLEEP: in Redis the one thread sleeps and nobody is answered;
+/// here the sleeper holds `held` and every other worker waits on it before
+/// its next command, so the whole server stalls as Redis's does.
+#[derive(Default)]
+pub struct Stall {
+    active: AtomicBool,
+    held: Mutex<()>,
+}
+
+impl Stall {
+    /// Stalls every command but the caller's own for `duration`. (Two
+    /// sleeps take turns.)
+    pub fn sleep(&self, duration: std::time::Duration) {
+        let _held = self.held.lock();
+        self.active.store(true, std::sync::atomic::Ordering::SeqCst);
+        std::thread::sleep(duration);
+        self.active
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Waits while a DEBUG SLEEP runs (one load when none does).
+    #[inline]
+    pub fn wait_out(&self) {
+        if self.active.load(std::sync::atomic::Ordering::Relaxed) {
+            drop(self.held.lock());
+        }
+    }
+}
+
 /// CLIENT PAUSE state.
 #[derive(Default)]
 pub struct Pause {
@@ -172,6 +201,7 @@ pub struct ServerState {
     pub slowlog: Mutex<SlowLog>,
     pub latency: Mutex<HashMap<String, LatencySeries>>,
     pub pause: Pause,
+    pub stall: Stall,
     /// Shutdowns waiting for their replicas (SHUTDOWN ABORT ends them).
     pub shutdown_waits: super::shutdown::ShutdownWaits,
     pub instant: Mutex<InstantMetrics>,

@@ -202,7 +202,8 @@ pub(super) fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         // As Redis (strtod): the number the argument starts with, else 0.
         let secs = leading_float(args[2]);
         if secs > 0.0 {
-            std::thread::sleep(std::time::Duration::from_secs_f64(secs.min(3600.0)));
+            let duration = std::time::Duration::from_secs_f64(secs.min(3600.0));
+            ctx.srv.stall.sleep(duration);
         }
         ctx.out.ok();
     } else if eq_ic(sub, "change-repl-id") && args.len() == 2 {
