@@ -1967,3 +1967,60 @@ fn the_replica_link_binds_to_bind_source_addr() {
     });
     assert!(ok, "{:?}", info(&mut m, "replication"));
 }
+
+/// A writable replica expires the keys its own clients gave a TTL (the master never heard of
+/// them), in every database, by any command that sets one; keys the master gave a TTL stay
+/// until the master's DEL arrives (hidden once past it).
+#[test]
+fn a_writable_replica_expires_the_ttls_its_clients_set() {
+    let kind = ServerKind::target();
+    let master = start(kind, &[]);
+    let replica = replica_of(kind, &master, &[]);
+    let mut m = master.raw();
+    assert_eq!(m.call(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), simple("OK"));
+    assert_eq!(m.call(&["SELECT", "6"]), simple("OK"));
+    assert_eq!(
+        m.call(&["SET", "from-master", "v", "PX", "10"]),
+        simple("OK")
+    );
+    wait_synced(&master, &replica);
+    let mut r = replica.raw();
+    assert_eq!(
+        r.call(&["CONFIG", "SET", "replica-read-only", "no"]),
+        simple("OK")
+    );
+    let expired_before: i64 = field(&mut r, "stats", "expired_keys").parse().unwrap();
+    assert_eq!(r.call(&["SELECT", "5"]), simple("OK"));
+    assert_eq!(r.call(&["SET", "k1", "1", "PX", "100"]), simple("OK"));
+    assert_eq!(r.call(&["SET", "k2", "2"]), simple("OK"));
+    assert_eq!(r.call(&["PEXPIRE", "k2", "100"]), Frame::Integer(1));
+    assert_eq!(r.call(&["SETEX", "k3", "1", "3"]), simple("OK"));
+    assert_eq!(r.call(&["SET", "k4", "4"]), simple("OK"));
+    assert_eq!(r.call(&["GETEX", "k4", "PX", "100"]), bulk("4"));
+    assert_eq!(r.call(&["SET", "kept", "v", "EX", "1000"]), simple("OK"));
+    assert_eq!(r.call(&["SELECT", "7"]), simple("OK"));
+    assert_eq!(
+        r.call(&[
+            "EVAL",
+            "return redis.call('SET', 'k5', '5', 'PX', '100')",
+            "0"
+        ]),
+        simple("OK")
+    );
+    assert_eq!(r.call(&["SELECT", "5"]), simple("OK"));
+    let ok = wait_until(SYNC_TIMEOUT, || {
+        r.call(&["DBSIZE"]) == Frame::Integer(1)
+            && r.call(&["SELECT", "7"]) == simple("OK")
+            && r.call(&["DBSIZE"]) == Frame::Integer(0)
+            && r.call(&["SELECT", "5"]) == simple("OK")
+    });
+    assert!(ok, "{:?}", r.call(&["KEYS", "*"]));
+    assert_eq!(r.call(&["SELECT", "5"]), simple("OK"));
+    assert_eq!(r.call(&["EXISTS", "kept"]), Frame::Integer(1));
+    let expired: i64 = field(&mut r, "stats", "expired_keys").parse().unwrap();
+    assert_eq!(expired - expired_before, 5);
+    // The master's key is past its TTL: hidden, not deleted by the replica.
+    assert_eq!(r.call(&["SELECT", "6"]), simple("OK"));
+    assert_eq!(r.call(&["EXISTS", "from-master"]), Frame::Integer(0));
+    assert_eq!(r.call(&["DBSIZE"]), Frame::Integer(1));
+}

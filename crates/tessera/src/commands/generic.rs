@@ -740,6 +740,7 @@ fn flushall(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
     // Blocked XREADGROUP clients of a flushed stream are answered.
     ctx.srv.blocking.signal_dbs(None);
     free_tables(old, lazy);
+    ctx.srv.keyspace.replica_ttls.clear();
     crate::server::persist::save_after_flushall(ctx.srv);
     ctx.out.ok();
     crate::server::tracking::invalidate_all(ctx.srv, ctx.client.id, ctx.out);

@@ -20,6 +20,7 @@ pub mod digest;
 pub mod effects;
 pub mod events;
 pub mod keymap;
+pub mod replica_ttls;
 pub mod snapshot;
 pub mod table;
 
@@ -180,6 +181,8 @@ pub struct Keyspace {
     /// shard lock first captures the shard if the snapshot still needs it.
     snapshot_active: AtomicBool,
     snapshot: parking_lot::RwLock<Option<std::sync::Arc<snapshot::Snapshot>>>,
+    /// The TTLs a writable replica's own clients set.
+    pub replica_ttls: replica_ttls::ReplicaTtls,
 }
 
 /// The unwinding payload a command waiting for a shard throws when a busy
@@ -312,7 +315,53 @@ impl Keyspace {
             avg_ttl: (0..ndbs).map(|_| Default::default()).collect(),
             snapshot_active: AtomicBool::new(false),
             snapshot: Default::default(),
+            replica_ttls: Default::default(),
         }
+    }
+
+    /// A writable replica's expiry of the keys its own clients gave a TTL
+    /// (Redis's expireSlaveKeys): random keys of [`Self::replica_ttls`]
+    /// are checked and deleted if their time has passed, until more than
+    /// three were found alive or a millisecond is spent. A shard busy now
+    /// is left for the next round. Returns how many keys expired.
+    pub fn expire_replica_ttls(&self, now_ms: i64) -> u64 {
+        let began = std::time::Instant::now();
+        let (mut rounds, mut alive, mut expired) = (0u32, 0u32, 0u64);
+        while let Some((key, dbs)) = self.replica_ttls.pick() {
+            let (mut checked, mut live) = (0u64, 0u64);
+            if let Some(mut shard) = self.try_lock_shard(shard_of(&key)) {
+                for db in (0..self.ndbs.min(64)).filter(|db| dbs & (1 << db) != 0) {
+                    checked |= 1 << db;
+                    match shard.dbs[db].expire_if_due(&key, now_ms) {
+                        Some(true) => {
+                            expired += 1;
+                            shard.stats.expired_keys += 1;
+                        }
+                        Some(false) => {
+                            alive += 1;
+                            live |= 1 << db;
+                        }
+                        None => {}
+                    }
+                }
+                // (Bits for databases that no longer exist go too.)
+                let existing = if self.ndbs >= 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << self.ndbs) - 1
+                };
+                checked |= dbs & !existing;
+            }
+            self.replica_ttls.settle(&key, checked, live);
+            rounds += 1;
+            if alive > 3
+                || checked == 0
+                || (rounds % 64 == 0 && began.elapsed() > Duration::from_millis(1))
+            {
+                break;
+            }
+        }
+        expired
     }
 
     /// SWAPDB: the estimates follow the data.

@@ -456,6 +456,7 @@ impl Table {
 
     fn record_expire(&mut self, key: &[u8], at_ms: i64, had_ttl: bool) {
         if at_ms != 0 {
+            super::replica_ttls::note(self.db, key);
             match self.expires.get_mut(key) {
                 Some(at) => *at = at_ms,
                 None => {
@@ -513,6 +514,22 @@ impl Table {
         }
         self.gone(&k, &e);
         e
+    }
+
+    /// Deletes `key` if its TTL has passed, as active expiry does (for a
+    /// writable replica's own keys). None when it has no TTL here (or is
+    /// gone); else whether it expired.
+    pub fn expire_if_due(&mut self, key: &[u8], now_ms: i64) -> Option<bool> {
+        let &at = self.expires.get(key)?;
+        if at > now_ms {
+            return Some(false);
+        }
+        self.expires.swap_remove(key);
+        if let Some((k, e)) = self.map.swap_remove(key) {
+            self.gone(&k, &e);
+        }
+        self.expired(key);
+        Some(true)
     }
 
     /// Sets (at_ms > 0) or clears (0) a key's TTL; false when the key does

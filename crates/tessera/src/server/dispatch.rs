@@ -11,7 +11,7 @@ use tessera_resp::encode::ReplyBuf;
 use super::client::{Client, PeerAddr, ReplyMode};
 use super::state::{unix_ms, ServerState, SlowlogEntry};
 use crate::commands::{self, flags, CmdError, CommandSpec, Ctx, Propagation};
-use crate::keyspace::{effects, Touch};
+use crate::keyspace::{effects, replica_ttls, Touch};
 use crate::scripting::bridge;
 use crate::util::error_code;
 
@@ -138,7 +138,16 @@ fn execute_command(
     } else {
         0
     };
+    // A writable replica remembers the TTLs its own clients set: it
+    // expires those keys itself (the master never heard of them).
+    let remembering_ttls =
+        srv.repl.is_replica() && !srv.config.replica_read_only() && !client.from_master;
+    let was_remembering = remembering_ttls.then(|| replica_ttls::remember(true));
     call(srv, client, out, id, cmd, args, now_ms);
+    if let Some(was) = was_remembering {
+        replica_ttls::remember(was);
+        srv.keyspace.replica_ttls.add_noted();
+    }
     if !caching_cmd {
         client.tracking.caching = None;
         client.tracking.caching_armed = false;

@@ -889,11 +889,21 @@ async fn active_expire_loop(srv: Arc<ServerState>, index: usize, nworkers: usize
                 dispatch::publish_background_events(&srv);
             }
         }
-        // A replica's keys expire when the master's DEL arrives.
-        if !srv.active_expire.load(Relaxed)
-            || !srv.config.active_expire_enabled()
-            || srv.repl.is_replica()
-        {
+        if !srv.active_expire.load(Relaxed) || !srv.config.active_expire_enabled() {
+            continue;
+        }
+        // A replica's keys expire when the master's DEL arrives, but for
+        // those its own clients gave a TTL (one worker checks them).
+        if srv.repl.is_replica() {
+            if index == 0 && !srv.keyspace.replica_ttls.is_empty() {
+                let now = match srv.scripts.clock_ms.load(Relaxed) {
+                    0 => unix_ms(),
+                    script_clock => unix_ms().min(script_clock),
+                };
+                if srv.keyspace.expire_replica_ttls(now) > 0 {
+                    dispatch::publish_background_events(&srv);
+                }
+            }
             continue;
         }
         let budget = tick / 4;

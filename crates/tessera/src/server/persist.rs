@@ -709,6 +709,7 @@ pub fn empty_data_then(srv: &ServerState, lazy: bool) {
     if !old.is_empty() {
         super::lazyfree::free_later(old);
     }
+    srv.keyspace.replica_ttls.clear();
     *srv.scripts.libraries.lock() = Default::default();
     srv.scripts.generation.fetch_add(1, Relaxed);
 }
@@ -722,6 +723,7 @@ pub struct SetAside {
 
 /// Empties the data as [`empty_data`] does, keeping what it held.
 pub fn set_aside_data(srv: &ServerState) -> SetAside {
+    srv.keyspace.replica_ttls.clear();
     let tables = {
         let mut all = srv.keyspace.lock_all();
         all.shards_mut()
