@@ -856,3 +856,62 @@ fn the_aof_rewrites_itself_when_it_doubles() {
     let mut c = t.raw();
     assert_eq!(c.call(&["GET", "k9"]), bulk(format!("{value}299")));
 }
+
+/// CONFIG SET appendonly no stops a rewrite in progress, as Redis kills its child: the reply
+/// comes once it has stopped, the log says so, and the rewrite does not count as failed. The
+/// AOF turned on again starts a fresh one and keeps everything.
+#[test]
+fn turning_the_aof_off_stops_a_rewrite_in_progress() {
+    let kind = ServerKind::target();
+    let dir = DataDir::new("aof-kill-rewrite");
+    let mut s = start(
+        kind,
+        &dir,
+        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
+    );
+    let mut c = s.raw();
+    wait_loaded(&mut c);
+    assert!(common::wait_until(Duration::from_secs(30), || {
+        info_field(&mut c, "persistence", "aof_rewrite_in_progress") == "0"
+    }));
+    assert_eq!(c.call(&["SET", "k", "v"]), simple("OK"));
+    assert_eq!(
+        c.call(&["CONFIG", "SET", "rdb-key-save-delay", "10000000"]),
+        simple("OK")
+    );
+    assert_eq!(
+        c.call(&["BGREWRITEAOF"]),
+        simple("Background append only file rewriting started")
+    );
+    assert_eq!(c.call(&["CONFIG", "SET", "appendonly", "no"]), simple("OK"));
+    assert!(common::wait_until(Duration::from_secs(30), || {
+        s.log_tail(10).contains("Killing running AOF rewrite child")
+            && info_field(&mut c, "persistence", "aof_rewrite_in_progress") == "0"
+    }));
+    assert_eq!(
+        info_field(&mut c, "persistence", "aof_last_bgrewrite_status"),
+        "ok"
+    );
+    assert_eq!(
+        c.call(&["CONFIG", "SET", "rdb-key-save-delay", "0"]),
+        simple("OK")
+    );
+    assert_eq!(c.call(&["SET", "k2", "v2"]), simple("OK"));
+    assert_eq!(
+        c.call(&["CONFIG", "SET", "appendonly", "yes"]),
+        simple("OK")
+    );
+    assert!(common::wait_until(Duration::from_secs(30), || {
+        info_field(&mut c, "persistence", "aof_rewrite_in_progress") == "0"
+    }));
+    assert_eq!(c.call(&["SET", "k3", "v3"]), simple("OK"));
+    drop(c);
+    s.restart();
+    let mut c = s.raw();
+    wait_loaded(&mut c);
+    assert_eq!(
+        c.call(&["MGET", "k", "k2", "k3"]),
+        common::bulks(&["v", "v2", "v3"])
+    );
+    check_aof(&dir);
+}

@@ -59,6 +59,8 @@ pub struct Status {
     pub aof_waits: AtomicBool,
     pub aof_rewrite_in_progress: AtomicBool,
     pub aof_rewrite_scheduled: AtomicBool,
+    /// Stops the AOF rewrite in progress (CONFIG SET appendonly no).
+    pub aof_rewrite_cancel: parking_lot::Mutex<Option<std::sync::Arc<AtomicBool>>>,
     pub aof_last_rewrite_ok: AtomicBool,
     pub aof_last_rewrite_time_s: AtomicI64,
     pub aof_rewrite_started_ms: AtomicI64,
@@ -94,6 +96,7 @@ impl Default for Status {
             aof_waits: AtomicBool::new(false),
             aof_rewrite_in_progress: AtomicBool::new(false),
             aof_rewrite_scheduled: AtomicBool::new(false),
+            aof_rewrite_cancel: parking_lot::Mutex::new(None),
             aof_last_rewrite_ok: AtomicBool::new(true),
             aof_last_rewrite_time_s: AtomicI64::new(-1),
             aof_rewrite_started_ms: AtomicI64::new(0),

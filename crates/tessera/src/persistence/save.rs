@@ -54,6 +54,22 @@ pub struct SaveJob {
     pub cancel: Arc<std::sync::atomic::AtomicBool>,
 }
 
+/// Sleeps `us` microseconds (the test-only per-key delay), waking early
+/// to give up when the save is cancelled: false then.
+fn sleep_unless_cancelled(us: u64, cancel: &std::sync::atomic::AtomicBool) -> bool {
+    let until = std::time::Instant::now() + std::time::Duration::from_micros(us);
+    loop {
+        if cancel.load(Relaxed) {
+            return false;
+        }
+        let now = std::time::Instant::now();
+        if now >= until {
+            return true;
+        }
+        std::thread::sleep((until - now).min(std::time::Duration::from_millis(10)));
+    }
+}
+
 /// The error of a save stopped through [`SaveJob::cancel`].
 pub const CANCELLED: &str = "The save was cancelled";
 
@@ -429,12 +445,9 @@ impl Running {
                 keys += db.keys as u64;
                 if job.key_delay_us > 0 {
                     for _ in 0..db.keys {
-                        if job.cancel.load(Relaxed) {
+                        if !sleep_unless_cancelled(job.key_delay_us as u64, &job.cancel) {
                             return Err(CANCELLED.into());
                         }
-                        std::thread::sleep(std::time::Duration::from_micros(
-                            job.key_delay_us as u64,
-                        ));
                     }
                 }
             }

@@ -1105,6 +1105,7 @@ pub fn bgrewriteaof(srv: &ServerState, enable: bool) -> Result<(), String> {
     }
     st.background_jobs.fetch_add(1, Relaxed);
     st.aof_rewrite_started_ms.store(unix_ms(), Relaxed);
+    *st.aof_rewrite_cancel.lock() = Some(running.cancel_handle());
     log::notice(&format!(
         "Background append only file rewriting started by pid {}",
         std::process::id()
@@ -1152,11 +1153,15 @@ pub fn bgrewriteaof(srv: &ServerState, enable: bool) -> Result<(), String> {
                     log::notice("Background AOF rewrite terminated with success");
                     log::notice("Background AOF rewrite finished successfully");
                 }
+                // (Stopped by CONFIG SET appendonly no, which said so: as
+                // Redis's killed child, not a failure.)
+                Err(e) if e == save::CANCELLED => {}
                 Err(e) => {
                     st.aof_last_rewrite_ok.store(false, Relaxed);
                     log::warning(&format!("Background AOF rewrite failed: {e}"));
                 }
             }
+            *st.aof_rewrite_cancel.lock() = None;
             st.aof_rewrite_started_ms.store(0, Relaxed);
             st.aof_rewrite_in_progress.store(false, Relaxed);
         })
@@ -1164,7 +1169,9 @@ pub fn bgrewriteaof(srv: &ServerState, enable: bool) -> Result<(), String> {
     Ok(())
 }
 
-/// CONFIG SET appendonly no: the writer is flushed and detached.
+/// CONFIG SET appendonly no: the writer is flushed and detached, and a
+/// rewrite in progress is stopped (as Redis kills its child) and waited
+/// for, as is a scheduled one dropped.
 pub fn stop_aof(srv: &ServerState) {
     let Some(aof) = srv.aof.lock().take() else {
         return;
@@ -1174,6 +1181,22 @@ pub fn stop_aof(srv: &ServerState) {
     let consumer: Arc<dyn crate::journal::Consumer> = aof.clone();
     srv.journal.detach(&consumer);
     aof.flush_and_stop();
+    let st = &srv.persistence;
+    st.aof_rewrite_scheduled.store(false, Relaxed);
+    let cancel = st.aof_rewrite_cancel.lock().clone();
+    if let Some(cancel) = cancel {
+        log::notice(&format!(
+            "Killing running AOF rewrite child: {}",
+            std::process::id()
+        ));
+        cancel.store(true, Relaxed);
+        // (The rewrite checks between keys; a bound in case a huge one
+        // is being written.)
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while st.aof_rewrite_in_progress.load(Relaxed) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
 }
 
 /// Before exiting: everything the AOF holds reaches the disk.
