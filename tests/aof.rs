@@ -915,3 +915,38 @@ fn turning_the_aof_off_stops_a_rewrite_in_progress() {
     );
     check_aof(&dir);
 }
+
+/// CONFIG SET appendonly yes inside a transaction schedules the first rewrite for after it, as
+/// Redis does (and logs); the AOF then holds what the transaction wrote.
+#[test]
+fn appendonly_turned_on_in_a_transaction_starts_after_it() {
+    let kind = ServerKind::target();
+    let dir = DataDir::new("aof-on-in-multi");
+    let s = start(kind, &dir, &[]);
+    let mut c = s.raw();
+    let replies = c.pipeline(&[
+        vec!["MULTI"],
+        vec!["SET", "foo", "bar"],
+        vec!["CONFIG", "SET", "appendonly", "yes"],
+        vec!["EXEC"],
+    ]);
+    assert_eq!(replies[3], Frame::Array(vec![simple("OK"), simple("OK")]));
+    assert!(common::wait_until(Duration::from_secs(30), || {
+        s.log_tail(20).contains("AOF background was scheduled")
+            && info_field(&mut c, "persistence", "aof_enabled") == "1"
+            && info_field(&mut c, "persistence", "aof_rewrite_scheduled") == "0"
+            && info_field(&mut c, "persistence", "aof_rewrite_in_progress") == "0"
+            && info_field(&mut c, "persistence", "aof_rewrites") == "1"
+    }));
+    assert_eq!(c.call(&["SET", "after", "1"]), simple("OK"));
+    drop(c);
+    drop(s);
+    let s = start(kind, &dir, &["--appendonly", "yes"]);
+    let mut c = s.raw();
+    wait_loaded(&mut c);
+    assert_eq!(
+        c.call(&["MGET", "foo", "after"]),
+        common::bulks(&["bar", "1"])
+    );
+    check_aof(&dir);
+}

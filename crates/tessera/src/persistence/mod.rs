@@ -59,6 +59,9 @@ pub struct Status {
     pub aof_waits: AtomicBool,
     pub aof_rewrite_in_progress: AtomicBool,
     pub aof_rewrite_scheduled: AtomicBool,
+    /// The scheduled rewrite is the one that turns the AOF on (CONFIG SET
+    /// appendonly yes inside a transaction).
+    pub aof_enable_scheduled: AtomicBool,
     /// Stops the AOF rewrite in progress (CONFIG SET appendonly no).
     pub aof_rewrite_cancel: parking_lot::Mutex<Option<std::sync::Arc<AtomicBool>>>,
     pub aof_last_rewrite_ok: AtomicBool,
@@ -96,6 +99,7 @@ impl Default for Status {
             aof_waits: AtomicBool::new(false),
             aof_rewrite_in_progress: AtomicBool::new(false),
             aof_rewrite_scheduled: AtomicBool::new(false),
+            aof_enable_scheduled: AtomicBool::new(false),
             aof_rewrite_cancel: parking_lot::Mutex::new(None),
             aof_last_rewrite_ok: AtomicBool::new(true),
             aof_last_rewrite_time_s: AtomicI64::new(-1),

@@ -334,7 +334,8 @@ pub async fn save_rules_cron(srv: Arc<ServerState>) {
             }
             if scheduled || growth.is_some() {
                 st.aof_rewrite_scheduled.store(false, Relaxed);
-                if let Err(e) = bgrewriteaof(&srv, false) {
+                let enable = st.aof_enable_scheduled.swap(false, Relaxed);
+                if let Err(e) = bgrewriteaof(&srv, enable) {
                     log::warning(&e);
                 }
             }
@@ -1224,17 +1225,29 @@ pub fn aof_rewrite_due(srv: &ServerState) -> Option<u64> {
 }
 
 /// CONFIG SET appendonly: on starts a rewrite that writes the first base
-/// (as Redis's startAppendOnly); off stops the writer.
-pub fn appendonly_changed(srv: &ServerState) -> Result<(), String> {
+/// (as Redis's startAppendOnly), after the transaction when `in_exec`; off
+/// stops the writer, or the start still scheduled.
+pub fn appendonly_changed(srv: &ServerState, in_exec: bool) -> Result<(), String> {
+    let st = &srv.persistence;
     let on = srv.config.appendonly();
     let running = srv.aof.lock().is_some();
-    if on && !running {
+    let starting = st.aof_enable_scheduled.load(Relaxed);
+    if on && !running && !starting {
+        if in_exec {
+            st.aof_enable_scheduled.store(true, Relaxed);
+            st.aof_rewrite_scheduled.store(true, Relaxed);
+            log::warning("AOF was enabled during a transaction. An AOF background was scheduled to start when possible.");
+            return Ok(());
+        }
         bgrewriteaof(srv, true).map_err(|e| {
             log::warning(&format!("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation: {e}"));
             "Unable to turn on AOF. Check server logs.".to_string()
         })?;
     } else if !on && running {
         stop_aof(srv);
+    } else if !on && starting {
+        st.aof_enable_scheduled.store(false, Relaxed);
+        st.aof_rewrite_scheduled.store(false, Relaxed);
     }
     Ok(())
 }

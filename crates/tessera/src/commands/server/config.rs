@@ -41,7 +41,8 @@ pub(super) fn config_set(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         )
         .map_err(CmdError::Bytes)?;
     if pairs.iter().any(|(name, _)| eq_ic(name, "appendonly")) {
-        crate::server::persist::appendonly_changed(ctx.srv).map_err(|e| {
+        let in_exec = ctx.client.multi.in_exec;
+        crate::server::persist::appendonly_changed(ctx.srv, in_exec).map_err(|e| {
             CmdError::msg(format!(
                 "ERR CONFIG SET failed (possibly related to argument 'appendonly') - {e}"
             ))

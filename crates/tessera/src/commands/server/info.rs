@@ -266,7 +266,8 @@ fn info_persistence(ctx: &Ctx, t: &mut String) {
     let _ = write!(
         t,
         "aof_enabled:{}\r\naof_rewrite_in_progress:{}\r\naof_rewrite_scheduled:{}\r\naof_last_rewrite_time_sec:{}\r\naof_current_rewrite_time_sec:{}\r\naof_last_bgrewrite_status:{}\r\naof_rewrites:{}\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:{}\r\naof_last_cow_size:{}\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
-        aof.is_some() as u8,
+        // (On from CONFIG SET, before its first rewrite has started.)
+        (aof.is_some() || st.aof_enable_scheduled.load(Relaxed)) as u8,
         rw_in_progress as u8,
         st.aof_rewrite_scheduled.load(Relaxed) as u8,
         st.aof_last_rewrite_time_s.load(Relaxed),
