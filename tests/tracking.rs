@@ -676,3 +676,39 @@ fn a_key_written_then_read_in_one_batch_stays_tracked() {
     admin.call(&["SET", "s", "z"]);
     assert_eq!(reader.read_frame(), invalidate(&["s"]));
 }
+
+/// A key evicted to make room for a command is invalidated before that command's reply, as
+/// Redis evicts before it executes the command.
+#[test]
+fn invalidations_of_evicted_keys_come_before_the_reply() {
+    let s = TestServer::start();
+    let mut c = resp3(&s);
+    assert_eq!(c.call(&["CLIENT", "TRACKING", "on"]), simple("OK"));
+    let mut plain = s.raw();
+    let memory = common::dataset::info_field(&mut plain, "memory", "used_memory");
+    let not_counted =
+        common::dataset::info_field(&mut plain, "memory", "mem_not_counted_for_evict");
+    let limit = memory.parse::<u64>().unwrap() - not_counted.parse::<u64>().unwrap() + 1024 * 1024;
+    assert_eq!(
+        c.call(&["CONFIG", "SET", "maxmemory", &limit.to_string()]),
+        simple("OK")
+    );
+    // Only keys with a TTL are evicted: the volatile one, not the big one.
+    assert_eq!(
+        c.call(&["CONFIG", "SET", "maxmemory-policy", "volatile-random"]),
+        simple("OK")
+    );
+    assert_eq!(
+        c.call(&["SETEX", "volatile-key", "10000", "x"]),
+        simple("OK")
+    );
+    assert_eq!(c.call(&["GET", "volatile-key"]), bulk("x"));
+    // 2 MB: over the limit once written.
+    assert_eq!(c.call(&["SETBIT", "big-key", "16000000", "0"]), int(0));
+    // (Tessera reads used_memory through a cache of at most 1 ms.)
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    c.send(&["GETBIT", "big-key", "0"]);
+    assert_eq!(c.read_frame(), invalidate(&["volatile-key"]));
+    assert_eq!(c.read_frame(), int(0));
+    assert_eq!(c.call(&["CONFIG", "SET", "maxmemory", "0"]), simple("OK"));
+}

@@ -96,22 +96,25 @@ fn execute_command(
         }
     };
     client.info.last_cmd.store(id, Relaxed);
-    let stats = &client.worker.commands[id];
 
     let admitted = if client.must_obey() {
         Ok(())
     } else {
         admit(srv, client, id, cmd, args, Caller::Client, out.resp3())
     };
+    // What eviction before the command queued (its keys' invalidations and
+    // notifications) goes out before the reply, as Redis evicts before it
+    // executes the command, and through CLIENT REPLY OFF, as pushes do.
+    let mark = if super::parked::pumping() {
+        mark
+    } else {
+        deliver_events(srv, client, out, mark);
+        out.buf.len()
+    };
     if let Err(e) = admitted {
-        stats.rejected.add(1);
+        client.worker.commands[id].rejected.add(1);
         reject(srv, client, out, &e, cmd.has(flags::RUNS_QUEUED));
         finish_reply_mode(client, out, mark);
-        if matches!(e, CmdError::Oom) {
-            // What the eviction attempt queued goes out before the refusal
-            // (and through CLIENT REPLY OFF, as pushes do).
-            deliver_events(srv, client, out, mark);
-        }
         return Executed::Done;
     }
 

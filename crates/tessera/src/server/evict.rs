@@ -7,6 +7,7 @@
 //! deleted, and the loop repeats until the allocator reports usage under
 //! the limit or nothing can be evicted.
 
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 use rand::Rng;
@@ -41,20 +42,25 @@ pub fn maxmemory_changed(srv: &ServerState, client: &Client) {
             "WARNING: the new maxmemory value set via CONFIG SET ({limit}) is smaller than the current memory usage ({used}). This will result in key eviction and/or the inability to accept new write commands depending on the maxmemory-policy."
         ));
     }
-    // Inside EXEC the shards are held as a set, and eviction would lock
-    // others while holding them, which only a script may do (see the lock
-    // discipline in ARCHITECTURE.md): the worker's next tick evicts then.
+    // As Redis starts its eviction timer: the workers' ticks go on until
+    // memory is under the new limit. Inside EXEC the shards are held as a
+    // set, and eviction would lock others while holding them, which only a
+    // script may do (see the lock discipline in ARCHITECTURE.md): the
+    // ticks alone evict then.
+    srv.eviction_unfinished.store(true, Relaxed);
     if !client.multi.in_exec {
         free_memory(srv, &client.worker, None);
     }
 }
 
-/// A worker's periodic share of eviction, within `budget`: memory can stay
-/// over the limit with no command coming (a bounded call stopped early, or
-/// nothing is written), and Redis keeps evicting from its event loop then.
+/// A worker's periodic share of eviction, within `budget`, while an
+/// eviction is unfinished (a bounded call stopped early, or CONFIG SET
+/// maxmemory lowered the limit), as Redis's eviction timer finishes it.
+/// Memory over the limit otherwise waits for the next command, as in
+/// Redis (whose clients then hear of the evictions before that reply).
 /// Returns whether anything was evicted (its events are then to publish).
 pub fn background_evict(srv: &ServerState, worker: &WorkerStats, budget: Duration) -> bool {
-    if srv.config.maxmemory() == 0 {
+    if srv.config.maxmemory() == 0 || !srv.eviction_unfinished.load(Relaxed) {
         return false;
     }
     let before = worker.evicted_keys.get();
@@ -69,10 +75,12 @@ pub fn background_evict(srv: &ServerState, worker: &WorkerStats, budget: Duratio
 fn free_memory(srv: &ServerState, worker: &WorkerStats, deadline: Option<Instant>) -> bool {
     let limit = srv.config.maxmemory();
     if limit == 0 || srv.used_memory() <= limit {
+        srv.eviction_unfinished.store(false, Relaxed);
         return true;
     }
     let policy = srv.config.maxmemory_policy();
     if policy == P::NoEviction {
+        srv.eviction_unfinished.store(false, Relaxed);
         return srv.used_memory_now() <= limit;
     }
     let mut used = srv.used_memory_now();
@@ -84,9 +92,16 @@ fn free_memory(srv: &ServerState, worker: &WorkerStats, deadline: Option<Instant
             None => evicted >= MAX_EVICTIONS_PER_CALL,
         };
         if stop {
-            break;
+            // (Left for the workers' ticks to finish.)
+            srv.eviction_unfinished.store(true, Relaxed);
+            return false;
         }
         let Some(freed) = evict_one(srv, policy, deadline.is_none()) else {
+            // Nothing to evict. (A background pass skips locked shards: it
+            // may have missed some, and tries again.)
+            if deadline.is_none() {
+                srv.eviction_unfinished.store(false, Relaxed);
+            }
             return srv.used_memory_now() <= limit;
         };
         evicted += 1;
@@ -96,7 +111,8 @@ fn free_memory(srv: &ServerState, worker: &WorkerStats, deadline: Option<Instant
             used = srv.used_memory_now();
         }
     }
-    used <= limit
+    srv.eviction_unfinished.store(false, Relaxed);
+    true
 }
 
 struct Candidate {

@@ -85,6 +85,7 @@ impl ServerState {
             persistence: Default::default(),
             aof: Mutex::new(None),
             active_expire: AtomicBool::new(true),
+            eviction_unfinished: AtomicBool::new(false),
             used_memory_cache: AtomicU64::new(0),
             used_memory_refreshed_us: AtomicI64::new(0),
             peak_memory: AtomicU64::new(0),

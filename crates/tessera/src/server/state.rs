@@ -217,6 +217,9 @@ pub struct ServerState {
     pub used_memory_cache: AtomicU64,
     pub used_memory_refreshed_us: AtomicI64,
     pub peak_memory: AtomicU64,
+    /// An eviction stopped at its bound (or maxmemory was lowered): the
+    /// workers' ticks evict until memory is under the limit.
+    pub eviction_unfinished: AtomicBool,
     pub executable: String,
     pub config_file: Option<String>,
     pub pubsub: super::pubsub::PubSub,
