@@ -23,7 +23,8 @@ fn big_query_buffer(s: &TestServer) -> RawClient {
     let mut c = s.raw();
     let mut partial = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2000000\r\n".to_vec();
     partial.extend(std::iter::repeat_n(b'x', 1_500_000));
-    c.send_raw(&partial);
+    // (Redis may evict it before the write is done.)
+    let _ = c.try_send_raw(&partial);
     c
 }
 
@@ -120,4 +121,26 @@ fn a_subscriber_that_does_not_read_is_evicted_for_its_output() {
     assert!(wait_until(Duration::from_secs(10), || {
         publisher.call(&["PUBLISH", "ch", "x"]) == Frame::Integer(0)
     }));
+}
+
+/// A client that watches or subscribes without end is evicted, as Redis counts each watched
+/// key, pattern and channel in a client's memory.
+#[test]
+fn watched_keys_and_subscriptions_count_in_a_clients_memory() {
+    let s = TestServer::start_with(&["--maxmemory-clients", "200000"]);
+    let mut control = s.raw();
+    assert_eq!(control.call(&["CLIENT", "NO-EVICT", "on"]), simple("OK"));
+    for (n, command) in ["WATCH", "PSUBSCRIBE", "SUBSCRIBE", "SSUBSCRIBE"]
+        .into_iter()
+        .enumerate()
+    {
+        let mut c = s.raw();
+        let evicted = (0..200_000).any(|j| c.try_call(&[command, &j.to_string()]).is_none());
+        assert!(evicted, "{command}: never evicted");
+        assert_eq!(
+            info_field(&mut control, "evicted_clients"),
+            (n + 1).to_string(),
+            "{command}"
+        );
+    }
 }

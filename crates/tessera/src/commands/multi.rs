@@ -197,6 +197,8 @@ fn watch(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         table.watch(key, &flag, expired);
         drop(locks);
         ctx.client.multi.watched.push((db, Key::from_slice(key)));
+        let watching = ctx.client.multi.watched.len();
+        ctx.client.info.watched_keys.store(watching, Relaxed);
     }
     ctx.out.ok();
     Ok(())
@@ -220,6 +222,8 @@ pub fn unwatch_all(srv: &ServerState, client: &mut Client) {
         locks.shard_for(key).dbs[*db].unwatch(key, &client.multi.watch_flag);
         drop(locks);
         client.multi.watched.pop();
+        let watching = client.multi.watched.len();
+        client.info.watched_keys.store(watching, Relaxed);
     }
     client.multi.watch_flag.store(false, Relaxed);
 }

@@ -321,6 +321,8 @@ pub struct ClientInfo {
     pub obuf_soft_since_ms: AtomicI64,
     /// Subscribed channels, patterns and shard channels (CLIENT LIST).
     pub sub_counts: [AtomicUsize; 3],
+    /// Keys this client WATCHes (for its memory, as Redis counts it).
+    pub watched_keys: AtomicUsize,
     /// Commands queued in MULTI, -1 outside MULTI (CLIENT LIST `multi`).
     pub multi_len: AtomicI64,
     /// What Redis counts as the queued commands' memory (CLIENT LIST
@@ -375,6 +377,7 @@ impl ClientInfo {
             outbox: Mutex::new(Vec::new()),
             obuf_soft_since_ms: AtomicI64::new(0),
             sub_counts: Default::default(),
+            watched_keys: AtomicUsize::new(0),
             multi_len: AtomicI64::new(-1),
             multi_mem: AtomicUsize::new(0),
             argv_mem: AtomicUsize::new(0),
@@ -491,8 +494,10 @@ impl ClientInfo {
     }
 
     /// What the client's buffers hold (CLIENT LIST `tot-mem`, INFO's
-    /// mem_clients_normal): the query and reply buffers, the outbox, the
-    /// running command's and the queued commands' arguments.
+    /// mem_clients_normal, client eviction): the query and reply buffers,
+    /// the outbox, the running command's and the queued commands'
+    /// arguments, and what Redis counts for its watched keys and
+    /// subscriptions.
     pub fn total_memory(&self) -> usize {
         self.qbuf.load(Relaxed)
             + self.qbuf_free.load(Relaxed)
@@ -500,6 +505,30 @@ impl ClientInfo {
             + self.omem.load(Relaxed)
             + self.argv_mem.load(Relaxed)
             + self.multi_mem.load(Relaxed)
+            + self.bookkeeping_memory()
+    }
+
+    /// Redis's per-client overhead of WATCH and subscriptions (a list node
+    /// and a watchedKey per watched key; a list node per pattern; a dict
+    /// entry per channel and a pointer per dict slot), the names
+    /// themselves not counted: they are shared. Without it a client that
+    /// watches or subscribes without end would never be evicted.
+    fn bookkeeping_memory(&self) -> usize {
+        const LIST_NODE: usize = 24;
+        const WATCHED_KEY: usize = 24;
+        const DICT_ENTRY: usize = 24;
+        const SLOT: usize = 8;
+        let dict = |n: usize| {
+            if n == 0 {
+                0
+            } else {
+                n * DICT_ENTRY + n.next_power_of_two().max(4) * SLOT
+            }
+        };
+        self.watched_keys.load(Relaxed) * (LIST_NODE + WATCHED_KEY)
+            + self.sub_counts[1].load(Relaxed) * LIST_NODE
+            + dict(self.sub_counts[0].load(Relaxed))
+            + dict(self.sub_counts[2].load(Relaxed))
     }
 
     /// One CLIENT LIST / CLIENT INFO line, with Redis 7.0's fields in order.
