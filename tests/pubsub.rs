@@ -319,3 +319,60 @@ fn publish_after_an_unread_bare_unsubscribe_counts_no_one() {
         assert_eq!(sub.call(&["PING"]), simple("PONG"));
     }
 }
+
+/// Past the soft output limit, a subscriber that does not read is disconnected once the limit's
+/// seconds pass, even when no more messages come to trigger the check (Redis's clientsCron).
+#[test]
+fn a_slow_subscriber_over_the_soft_limit_goes_without_more_traffic() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    assert_eq!(
+        c.call(&[
+            "CONFIG",
+            "SET",
+            "client-output-buffer-limit",
+            "pubsub 0 100000 1",
+        ]),
+        simple("OK")
+    );
+    let mut sub = s.raw();
+    assert_eq!(sub.call(&["CLIENT", "SETNAME", "slow-sub"]), simple("OK"));
+    sub.send(&["SUBSCRIBE", "foo"]);
+    sub.read_frame();
+    let listed = |c: &mut common::RawClient| -> Option<u64> {
+        let Frame::Bulk(list) = c.call(&["CLIENT", "LIST"]) else {
+            panic!("CLIENT LIST")
+        };
+        let list = String::from_utf8_lossy(&list).into_owned();
+        let line = list
+            .lines()
+            .find(|l| l.contains("name=slow-sub"))?
+            .to_string();
+        line.split(' ')
+            .find_map(|f| f.strip_prefix("omem="))
+            .and_then(|v| v.parse().ok())
+    };
+    // Publish until the unread messages stand over the soft limit in the server (the socket
+    // buffers take the first ones), then stop.
+    let message = "x".repeat(1000);
+    let mut over = false;
+    for _ in 0..200_000 {
+        c.call(&["PUBLISH", "foo", &message]);
+        match listed(&mut c) {
+            Some(omem) if omem > 100_000 => {
+                over = true;
+                break;
+            }
+            Some(_) => {}
+            // (Cut off while still publishing: the limit's time passed with the traffic, on a
+            // slow machine.)
+            None => return,
+        }
+    }
+    assert!(over, "the subscriber's output never reached the soft limit");
+    assert!(
+        common::wait_until(std::time::Duration::from_secs(30), || listed(&mut c)
+            .is_none()),
+        "the subscriber was not disconnected without traffic"
+    );
+}

@@ -744,6 +744,7 @@ async fn sample_metrics(srv: Arc<ServerState>) {
         ];
         srv.instant.lock().sample(unix_ms(), totals);
         client_evict::from_cron(&srv);
+        pubsub::enforce_soft_limit(&srv);
     }
 }
 

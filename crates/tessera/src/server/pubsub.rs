@@ -325,6 +325,31 @@ fn push_to(
     to.wake.notify_one();
 }
 
+/// The 100 ms cron's look at clients over the pub/sub soft output limit:
+/// one that gets no more messages is still disconnected once the limit's
+/// seconds have passed, as Redis's clientsCron does. (Replicas' outboxes
+/// are judged by the replication feed as it writes to them.)
+pub fn enforce_soft_limit(srv: &ServerState) {
+    let limit = srv.config.client_output_buffer_limit(ClientClass::Pubsub);
+    if limit.soft_bytes == 0 {
+        return;
+    }
+    for client in srv.clients.snapshot() {
+        let over_since = client.obuf_soft_since_ms.load(Relaxed) != 0;
+        if !over_since
+            || client.killed.load(Relaxed)
+            || client.is_replica.load(Relaxed)
+            || client.is_master.load(Relaxed)
+        {
+            continue;
+        }
+        if client.over_output_limit(&limit, client.omem.load(Relaxed)) {
+            srv.log_obuf_kill(&client);
+            client.kill();
+        }
+    }
+}
+
 /// Applies `client-output-buffer-limit pubsub` to an outbox of `size`
 /// bytes: true when the client must be disconnected.
 pub fn over_limit(srv: &ServerState, to: &ClientInfo, size: usize) -> bool {
