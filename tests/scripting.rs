@@ -1944,3 +1944,49 @@ fn declared_flags_decide_what_a_stale_replica_or_a_pause_lets_run() {
     assert_eq!(c.call(&["FCALL", "i", "0"]), int(3));
     assert_eq!(c.call(&["CONFIG", "SET", "maxmemory", "0"]), simple("OK"));
 }
+
+/// unpack over a range near the int limits is refused, as in Redis's Lua; stock Lua 5.1.5
+/// overflows counting it and writes past the stack, which aborted the server.
+#[test]
+fn unpack_refuses_ranges_it_cannot_hold() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    for range in [
+        "-2, 2147483647",
+        "0, 2147483647",
+        "-2147483648, -2",
+        "1, 9000",
+    ] {
+        let body = format!("return {{unpack({{1,2,3}}, {range})}}");
+        assert_eq!(
+            eval(&mut c, &body, &[], &[]),
+            script_error(&body, "ERR user_script:1: too many results to unpack"),
+            "{range}"
+        );
+    }
+    assert_eq!(
+        eval(&mut c, "return {unpack({1,2,3}, -1, -2)}", &[], &[]),
+        Frame::Array(vec![])
+    );
+    assert_eq!(
+        eval(&mut c, "return {unpack({1,2,3}, 1.5, 2.9)}", &[], &[]),
+        Frame::Array(vec![int(1), int(2)])
+    );
+    assert_eq!(
+        eval(&mut c, "return select('#', unpack({}, 1, 7990))", &[], &[]),
+        int(7990)
+    );
+    assert_eq!(
+        eval(&mut c, "return {unpack(KEYS)}", &["a", "b"], &[]),
+        Frame::Array(vec![bulk("a"), bulk("b")])
+    );
+    let bad = "return {unpack({1,2,3}, 'a', 2)}";
+    assert_eq!(
+        eval(&mut c, bad, &[], &[]),
+        script_error(
+            bad,
+            "ERR user_script:1: bad argument #2 to 'unpack' (number expected, got string)"
+        )
+    );
+    assert_eq!(c.call(&["PING"]), simple("PONG"));
+}

@@ -99,6 +99,7 @@ pub fn install(
                 set(t, c"remove", guarded_remove, &[real, prot]);
                 set(t, c"sort", guarded_sort, &[real, prot]);
                 set(g, c"rawget", view_rawget, &[real]);
+                set(g, c"unpack", bounded_unpack, &[real]);
                 set(g, c"getmetatable", view_getmetatable, &[real, mtv]);
                 set(g, c"next", view_next, &[real]);
                 // pairs hands out a guarded next of its own: in Lua, the
@@ -204,6 +205,41 @@ unsafe fn refuse(state: *mut lua_State) -> c_int {
 // Rust value with a destructor is alive when a Lua error unwinds out of
 // them. Each makes the original's argument checks, in its order, before it
 // refuses a read-only table.
+
+/// `unpack` as Redis's Lua has it. Stock 5.1.5 counts a range as
+/// `e - i + 1` in an int, which overflows for ranges near the int limits
+/// (`unpack(t, 0, 2147483647)`); the overflow is undefined in C, the check
+/// meant to catch it does not, and the pushes run past the stack (the
+/// server aborts). The count is taken in unsigned arithmetic, as Redis
+/// patched it, and the table is read through a view.
+unsafe extern "C-unwind" fn bounded_unpack(state: *mut lua_State) -> c_int {
+    // SAFETY: see above; the pushes are within what lua_checkstack granted.
+    unsafe {
+        ffi::luaL_checktype(state, 1, ffi::LUA_TTABLE);
+        unwrap_view(state, 1);
+        // (luaL_optint and luaL_checkint: C casts to int.)
+        let first = ffi::luaL_optinteger(state, 2, 1) as c_int;
+        let last = if ffi::lua_isnoneornil(state, 3) != 0 {
+            ffi::lua_objlen(state, 1) as c_int
+        } else {
+            ffi::luaL_checkinteger(state, 3) as c_int
+        };
+        if first > last {
+            return 0;
+        }
+        let span = (last as u32).wrapping_sub(first as u32);
+        if span >= i32::MAX as u32 || ffi::lua_checkstack(state, span as c_int + 1) == 0 {
+            return ffi::luaL_error(state, c"too many results to unpack".as_ptr());
+        }
+        let mut at = first;
+        ffi::lua_rawgeti_(state, 1, at);
+        while at < last {
+            at += 1;
+            ffi::lua_rawgeti_(state, 1, at);
+        }
+        span as c_int + 1
+    }
+}
 
 unsafe extern "C-unwind" fn guarded_rawset(state: *mut lua_State) -> c_int {
     // SAFETY: see above.
