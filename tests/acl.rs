@@ -1283,3 +1283,27 @@ fn empty_and_spaced_selectors_and_acl_cat_arity() {
         error("ERR unknown subcommand or wrong number of arguments for 'CAT'. Try ACL HELP.")
     );
 }
+
+/// A client that has not authenticated and does not read its replies is closed once about
+/// 17 KB of them wait (Redis's fix for CVE-2025-21605), instead of the server reading and
+/// holding whatever it sends.
+#[test]
+fn an_unauthenticated_client_cannot_pile_up_replies() {
+    let s = TestServer::start_with(&["--requirepass", "foobar"]);
+    let mut c = s.raw();
+    assert_eq!(
+        c.call(&["SET", "x", "5"]),
+        error("NOAUTH Authentication required.")
+    );
+    let mut batch = Vec::new();
+    for _ in 0..1000 {
+        common::encode_command(&["SET", "x", "5"], &mut batch);
+    }
+    let closed = (0..1000).any(|_| c.try_send_raw(&batch).is_err());
+    assert!(closed, "the unauthenticated client was never closed");
+    // An authenticated one that reads is not touched.
+    let mut ok = s.raw();
+    assert_eq!(ok.call(&["AUTH", "foobar"]), simple("OK"));
+    let replies = ok.pipeline(&vec![vec!["SET", "x", "5"]; 5000]);
+    assert!(replies.iter().all(|r| *r == simple("OK")));
+}

@@ -26,6 +26,9 @@ use crate::keyspace::Key;
 const READ_CHUNK: usize = 16 * 1024;
 /// Spare room kept before each read.
 const MIN_SPARE: usize = 4096;
+/// What an unauthenticated client may leave unread: Redis's 16 KB reply
+/// buffer and 1 KB of reply list.
+const UNAUTHENTICATED_OUTPUT_LIMIT: usize = 16 * 1024 + 1024;
 
 pub async fn serve<S: ClientSocket>(
     srv: Arc<ServerState>,
@@ -498,6 +501,19 @@ async fn flush<S: ClientSocket>(
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
             Err(e) => return Err(e),
+        }
+        // A client that has not authenticated may not make the server hold
+        // its replies (Redis's fix for CVE-2025-21605: past its 16 KB
+        // reply buffer, 1 KB more and it is closed). What it sent while
+        // they wait counts too: each request is one more reply to hold.
+        if out.buf.len() - written + rbuf.len() > UNAUTHENTICATED_OUTPUT_LIMIT
+            && !client.authenticated
+            && crate::acl::acl().login_required()
+        {
+            srv.log_obuf_kill(&client.info);
+            return Err(std::io::Error::other(
+                "an unauthenticated client's output over its limit",
+            ));
         }
         tokio::select! {
             r = stream.writable() => r?,
