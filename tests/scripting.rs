@@ -1990,3 +1990,65 @@ fn unpack_refuses_ranges_it_cannot_hold() {
     );
     assert_eq!(c.call(&["PING"]), simple("PONG"));
 }
+
+/// lua-enable-deprecated-api yes gives scripts back setfenv, getfenv and newproxy (hidden from
+/// them by default since the CVE-2025-46818 fix); DEBUG SET-DISABLE-DENY-SCRIPTS lets scripts
+/// call commands flagged noscript, though a script still may not make its caller a subscriber.
+#[test]
+fn deprecated_lua_api_and_noscript_commands_on_request() {
+    let s = TestServer::start_with(&["--enable-debug-command", "yes"]);
+    let mut c = s.raw();
+    let body = "local f = function() return 1 end\nsetfenv(f, {})\nreturn 0";
+    assert_eq!(
+        eval(&mut c, body, &[], &[]),
+        error(&format!(
+            "ERR user_script:2: Script attempted to access nonexistent global variable 'setfenv' script: {}, on @user_script:2.",
+            sha1_smol::Sha1::from(body).digest()
+        ))
+    );
+    let on = TestServer::start_with(&["--lua-enable-deprecated-api", "yes"]);
+    let mut d = on.raw();
+    assert_eq!(eval(&mut d, body, &[], &[]), int(0));
+    assert_eq!(
+        eval(
+            &mut d,
+            "getfenv(function() end)\nreturn type(newproxy())",
+            &[],
+            &[]
+        ),
+        bulk("userdata")
+    );
+
+    let client_list = "return type(redis.call('client', 'list'))";
+    assert_eq!(
+        eval(&mut c, client_list, &[], &[]),
+        script_error(
+            client_list,
+            "ERR This Redis command is not allowed from script"
+        )
+    );
+    assert_eq!(
+        c.call(&["DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1"]),
+        simple("OK")
+    );
+    assert_eq!(eval(&mut c, client_list, &[], &[]), bulk("string"));
+    let subscribe = "return redis.call('subscribe', 'ch')";
+    assert_eq!(
+        eval(&mut c, subscribe, &[], &[]),
+        script_error(
+            subscribe,
+            "ERR SUBSCRIBE isn't allowed for a DENY BLOCKING client"
+        )
+    );
+    assert_eq!(
+        c.call(&["DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0"]),
+        simple("OK")
+    );
+    assert_eq!(
+        eval(&mut c, client_list, &[], &[]),
+        script_error(
+            client_list,
+            "ERR This Redis command is not allowed from script"
+        )
+    );
+}

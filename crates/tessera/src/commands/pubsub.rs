@@ -178,11 +178,27 @@ fn do_unsubscribe(ctx: &mut Ctx, args: &[&[u8]], kind: Kind, what: &[u8]) -> Cmd
 }
 
 fn subscribe(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    refuse_from_script(b"SUBSCRIBE")?;
     do_subscribe(ctx, args, Kind::Channel, b"subscribe")
 }
 
 fn psubscribe(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
+    refuse_from_script(b"PSUBSCRIBE")?;
     do_subscribe(ctx, args, Kind::Pattern, b"psubscribe")
+}
+
+/// A script (which reaches these only with DEBUG SET-DISABLE-DENY-SCRIPTS)
+/// may not make its caller a subscriber; a transaction may, for old
+/// clients, as in Redis.
+fn refuse_from_script(name: &[u8]) -> Result<(), CmdError> {
+    if crate::scripting::bridge::in_script() {
+        return Err(CmdError::bytes(&[
+            b"ERR ",
+            name,
+            b" isn't allowed for a DENY BLOCKING client",
+        ]));
+    }
+    Ok(())
 }
 
 fn ssubscribe(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {

@@ -384,6 +384,7 @@ const REPLICA_ANNOUNCED: usize = idx("replica-announced");
 const REPLICA_ANNOUNCE_IP: usize = idx("replica-announce-ip");
 const REPLICA_ANNOUNCE_PORT: usize = idx("replica-announce-port");
 const REPLICA_LAZY_FLUSH: usize = idx("replica-lazy-flush");
+const LUA_ENABLE_DEPRECATED_API: usize = idx("lua-enable-deprecated-api");
 const MIN_REPLICAS_TO_WRITE: usize = idx("min-replicas-to-write");
 const MIN_REPLICAS_MAX_LAG: usize = idx("min-replicas-max-lag");
 const MASTERAUTH: usize = idx("masterauth");
@@ -1264,6 +1265,11 @@ impl Config {
     }
     pub fn replica_announce_port(&self) -> i64 {
         self.num(REPLICA_ANNOUNCE_PORT)
+    }
+    /// Scripts may use setfenv, getfenv and newproxy (off by default since
+    /// the CVE-2025-46818 fix).
+    pub fn lua_enable_deprecated_api(&self) -> bool {
+        self.num(LUA_ENABLE_DEPRECATED_API) != 0
     }
     pub fn replica_lazy_flush(&self) -> bool {
         self.num(REPLICA_LAZY_FLUSH) != 0

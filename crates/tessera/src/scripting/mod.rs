@@ -130,12 +130,19 @@ pub struct Scripts {
     /// The worker running a busy script (usize::MAX: none): the acceptor
     /// sends new connections elsewhere so SCRIPT KILL can get through.
     pub busy_worker: Arc<AtomicUsize>,
+    /// `lua-enable-deprecated-api` (immutable): scripts keep setfenv,
+    /// getfenv and newproxy.
+    pub deprecated_api: bool,
+    /// DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call commands flagged
+    /// noscript.
+    pub deny_scripts_disabled: AtomicBool,
 }
 
 impl Scripts {
-    pub fn new() -> Scripts {
+    pub fn new(deprecated_api: bool) -> Scripts {
         Scripts {
             busy_worker: Arc::new(AtomicUsize::new(usize::MAX)),
+            deprecated_api,
             ..Scripts::default()
         }
     }
@@ -590,7 +597,7 @@ unsafe extern "C-unwind" fn helper_trampoline(state: *mut ffi::lua_State) -> std
 }
 
 impl Vm {
-    fn new(generation: u64) -> mlua::Result<Vm> {
+    fn new(generation: u64, deprecated_api: bool) -> mlua::Result<Vm> {
         // SAFETY (of `unsafe_new_with`): the debug library is loaded because
         // Redis exposes it to scripts; mlua calls that "unsafe" since debug
         // functions can break Lua invariants, not Rust memory safety of our
@@ -666,7 +673,12 @@ impl Vm {
         // What Redis 7.0 does not offer scripts, and `_G` as the read-only
         // view; then no global can be added or changed from Lua, even by
         // code that reaches the real table (loadstring'd chunks, rawset).
-        for name in ["getfenv", "setfenv", "newproxy", "print", "debug"] {
+        let deprecated: &[&str] = if deprecated_api {
+            &[]
+        } else {
+            &["getfenv", "setfenv", "newproxy"]
+        };
+        for &name in deprecated.iter().chain(&["print", "debug"]) {
             globals.raw_set(name, Value::Nil)?;
         }
         globals.raw_set("_G", env.clone())?;
@@ -972,7 +984,10 @@ pub fn with_vm<R>(scripts: &Scripts, f: impl FnOnce(&mut Vm) -> R) -> Result<R, 
     VM.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.as_ref().is_none_or(|vm| vm.generation != generation) {
-            *slot = Some(Vm::new(generation).map_err(|e| format!("ERR Lua init failed: {e}"))?);
+            *slot = Some(
+                Vm::new(generation, scripts.deprecated_api)
+                    .map_err(|e| format!("ERR Lua init failed: {e}"))?,
+            );
         }
         match slot.as_mut() {
             Some(vm) => {
@@ -983,6 +998,23 @@ pub fn with_vm<R>(scripts: &Scripts, f: impl FnOnce(&mut Vm) -> R) -> Result<R, 
             None => Err("ERR Lua init failed".to_string()),
         }
     })
+}
+
+/// Frees this thread's Lua state if SCRIPT FLUSH or a FUNCTION change made
+/// it stale (the next script builds a new one anyway), so its memory goes
+/// when Redis's would, not at this thread's next script.
+pub fn drop_stale_vm(scripts: &Scripts) {
+    let generation = scripts.generation.load(Relaxed);
+    VM.with(|cell| {
+        // (A script running on this thread holds it: nothing to do now.)
+        let Ok(mut slot) = cell.try_borrow_mut() else {
+            return;
+        };
+        if slot.as_ref().is_some_and(|vm| vm.generation != generation) {
+            *slot = None;
+            LUA_MEMORY.with(|m| m.store(0, Relaxed));
+        }
+    });
 }
 
 /// Bytes used by every worker's Lua state (INFO used_memory_lua), each

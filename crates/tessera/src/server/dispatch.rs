@@ -515,7 +515,7 @@ fn check_one(
             }
         }
         Check::NoScript => {
-            if cmd.has(flags::NOSCRIPT) {
+            if cmd.has(flags::NOSCRIPT) && !srv.scripts.deny_scripts_disabled.load(Relaxed) {
                 return refuse("ERR This Redis command is not allowed from script");
             }
         }

@@ -93,7 +93,7 @@ impl ServerState {
             config_file: config.config_file().map(|p| p.display().to_string()),
             pubsub: pubsub::PubSub::default(),
             script_lock: Mutex::new(()),
-            scripts: crate::scripting::Scripts::new(),
+            scripts: crate::scripting::Scripts::new(config.lua_enable_deprecated_api()),
             tracking: Default::default(),
             journal: Default::default(),
             repl: Default::default(),
@@ -804,12 +804,14 @@ fn worker_main(
         if index < nworkers {
             tokio::spawn(active_expire_loop(srv.clone(), index, nworkers));
         }
-        tokio::spawn(async {
+        let sweeping = srv.clone();
+        tokio::spawn(async move {
             let mut sweep = tokio::time::interval(Duration::from_secs(1));
             sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 sweep.tick().await;
                 parked::release_idle_buffers();
+                crate::scripting::drop_stale_vm(&sweeping.scripts);
             }
         });
         // (Immutable: read once.) Redis shows both ends of a Unix

@@ -216,6 +216,11 @@ pub(super) fn debug(ctx: &mut Ctx, args: &[&[u8]]) -> CmdResult {
         crate::util::log::notice("Changing replication IDs after receiving DEBUG change-repl-id");
         drop(st);
         ctx.out.ok();
+    } else if eq_ic(sub, "set-disable-deny-scripts") && args.len() == 3 {
+        // (Redis's atoi: anything but a number reads as 0.)
+        let on = leading_int(args[2]) != 0;
+        ctx.srv.scripts.deny_scripts_disabled.store(on, Relaxed);
+        ctx.out.ok();
     } else if eq_ic(sub, "set-active-expire") && args.len() == 3 {
         // As Redis (atoi): the integer the argument starts with, else 0.
         ctx.srv
