@@ -1307,3 +1307,38 @@ fn an_unauthenticated_client_cannot_pile_up_replies() {
     let replies = ok.pipeline(&vec![vec!["SET", "x", "5"]; 5000]);
     assert!(replies.iter().all(|r| *r == simple("OK")));
 }
+
+/// Key permission selectors as the apt 7.0.15 server parses them: `%` needs R and/or W, and
+/// `%RW` (or `%R`) without `~` is the empty pattern.
+#[test]
+fn key_permissions_without_a_pattern() {
+    let s = TestServer::start();
+    let mut c = s.raw();
+    assert_eq!(
+        c.call(&["ACL", "SETUSER", "a", "%~"]),
+        error("ERR Error in ACL SETUSER modifier '%~': Syntax error")
+    );
+    assert_eq!(
+        c.call(&["ACL", "SETUSER", "b", "%X~k"]),
+        error("ERR Error in ACL SETUSER modifier '%X~k': Syntax error")
+    );
+    assert_eq!(c.call(&["ACL", "SETUSER", "c", "%RW"]), simple("OK"));
+    assert_eq!(c.call(&["ACL", "SETUSER", "d", "%R"]), simple("OK"));
+    let list = c.call(&["ACL", "LIST"]);
+    let list = text_lines(&list);
+    assert!(
+        list.contains(&"user c off ~ resetchannels -@all".to_string()),
+        "{list:?}"
+    );
+    assert!(
+        list.contains(&"user d off %R~ resetchannels -@all".to_string()),
+        "{list:?}"
+    );
+}
+
+fn text_lines(f: &Frame) -> Vec<String> {
+    match f {
+        Frame::Array(items) => items.iter().map(text).collect(),
+        other => panic!("expected an array, got {}", fmt_frame(other)),
+    }
+}

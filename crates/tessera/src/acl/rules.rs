@@ -253,6 +253,8 @@ impl Selector {
                         i += 1;
                         break;
                     }
+                    // (As Redis: `%RW` alone is the empty pattern.)
+                    None => break,
                     _ => return Err(RuleError::Syntax),
                 }
                 i += 1;
