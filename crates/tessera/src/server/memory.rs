@@ -13,6 +13,34 @@ pub fn allocated_bytes() -> u64 {
     stats::allocated::read().map(|v| v as u64).unwrap_or(0)
 }
 
+thread_local! {
+    /// jemalloc's count of the bytes this thread has allocated (read
+    /// through a pointer: no mallctl call per look).
+    static THREAD_ALLOCATED: Option<tikv_jemalloc_ctl::thread::ThreadLocal<u64>> =
+        tikv_jemalloc_ctl::thread::allocatedp::read().ok();
+    /// Its value at this thread's last look.
+    static LAST_LOOK: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether this thread has allocated more than `bytes` since it last
+/// asked: a command that just grew the data by that much (a big SETBIT)
+/// makes the next memory check read afresh instead of through the cache.
+pub fn thread_allocated_since_last_look(bytes: u64) -> bool {
+    THREAD_ALLOCATED.with(|counter| {
+        let Some(counter) = counter else {
+            return false;
+        };
+        let now = counter.get();
+        LAST_LOOK.with(|last| {
+            let grown = now.wrapping_sub(last.get()) > bytes;
+            if grown {
+                last.set(now);
+            }
+            grown
+        })
+    })
+}
+
 /// (allocated, active, resident, mapped, retained) as jemalloc reports them.
 pub fn allocator_stats() -> (u64, u64, u64, u64, u64) {
     let _ = epoch::advance();
