@@ -14,31 +14,39 @@ pub fn allocated_bytes() -> u64 {
 }
 
 thread_local! {
-    /// jemalloc's count of the bytes this thread has allocated (read
-    /// through a pointer: no mallctl call per look).
-    static THREAD_ALLOCATED: Option<tikv_jemalloc_ctl::thread::ThreadLocal<u64>> =
-        tikv_jemalloc_ctl::thread::allocatedp::read().ok();
-    /// Its value at this thread's last look.
-    static LAST_LOOK: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// jemalloc's counts of the bytes this thread has allocated and freed
+    /// (read through pointers: no mallctl call per look).
+    static THREAD_COUNTERS: Option<(
+        tikv_jemalloc_ctl::thread::ThreadLocal<u64>,
+        tikv_jemalloc_ctl::thread::ThreadLocal<u64>,
+    )> = tikv_jemalloc_ctl::thread::allocatedp::read()
+        .ok()
+        .zip(tikv_jemalloc_ctl::thread::deallocatedp::read().ok());
+    /// This thread's net allocation when it last read `used_memory` afresh.
+    static NET_AT_LAST_READ: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-/// Whether this thread has allocated more than `bytes` since it last
-/// asked: a command that just grew the data by that much (a big SETBIT)
-/// makes the next memory check read afresh instead of through the cache.
-pub fn thread_allocated_since_last_look(bytes: u64) -> bool {
-    THREAD_ALLOCATED.with(|counter| {
-        let Some(counter) = counter else {
-            return false;
-        };
-        let now = counter.get();
-        LAST_LOOK.with(|last| {
-            let grown = now.wrapping_sub(last.get()) > bytes;
-            if grown {
-                last.set(now);
-            }
-            grown
-        })
-    })
+fn thread_net_allocated() -> Option<u64> {
+    THREAD_COUNTERS.with(|c| c.as_ref().map(|(a, d)| a.get().wrapping_sub(d.get())))
+}
+
+/// Whether this thread's net allocation grew by more than `bytes` since it
+/// last read `used_memory` afresh: a command that just grew the data that
+/// much (a big SETBIT) makes the next memory check read afresh instead of
+/// through the cache. Churn (allocate, then free) does not count.
+pub fn thread_grew_since_last_read(bytes: u64) -> bool {
+    let Some(now) = thread_net_allocated() else {
+        return false;
+    };
+    NET_AT_LAST_READ.with(|last| now.wrapping_sub(last.get()) as i64 > bytes as i64)
+}
+
+/// Marks this thread's fresh read of `used_memory`, the baseline for
+/// [`thread_grew_since_last_read`].
+pub fn note_fresh_read() {
+    if let Some(now) = thread_net_allocated() {
+        NET_AT_LAST_READ.with(|last| last.set(now));
+    }
 }
 
 /// (allocated, active, resident, mapped, retained) as jemalloc reports them.

@@ -251,13 +251,14 @@ impl ServerState {
 
     /// Bytes allocated by the process (jemalloc's own count), refreshed at
     /// most every millisecond so eviction checks stay cheap, and at once
-    /// after this thread allocated 64 KB or more (the command before may
-    /// have grown the data past the limit).
+    /// after this thread's net allocation grew by over 64 KB (the command
+    /// before may have grown the data past the limit).
     pub fn used_memory(&self) -> u64 {
         let now = unix_us();
         if now - self.used_memory_refreshed_us.load(Relaxed) >= 1000
-            || crate::server::memory::thread_allocated_since_last_look(64 * 1024)
+            || crate::server::memory::thread_grew_since_last_read(64 * 1024)
         {
+            crate::server::memory::note_fresh_read();
             self.used_memory_refreshed_us.store(now, Relaxed);
             let v = crate::server::memory::allocated_bytes();
             self.used_memory_cache.store(v, Relaxed);
